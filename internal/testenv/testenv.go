@@ -1,0 +1,44 @@
+// Package testenv finds the test data that lives outside the repository.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory holding go.mod, searching upward from the
+// current directory (go test runs in the package directory).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testenv: go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// Shared returns the path of ../shared/<elem...> beside the repository, or
+// $KRAFLA_SHARED/<elem...> when that variable is set. The test is skipped when
+// the path does not exist, so a user's clone without shared/ still passes.
+func Shared(t testing.TB, elem ...string) string {
+	t.Helper()
+	base := os.Getenv("KRAFLA_SHARED")
+	if base == "" {
+		base = filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+	}
+	p := filepath.Join(append([]string{base}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("testenv: %s not available: %v", p, err)
+	}
+	return p
+}

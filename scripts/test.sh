@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Everything the tests need, then go vet and the tests (also with -tags purego,
+# which compiles out every assembly kernel so the pure-Go twins run alone).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v go >/dev/null || { echo "test.sh: Go 1.26 is required (https://go.dev/dl)" >&2; exit 1; }
+go mod download
+go vet ./...
+go test -count=1 ./...
+go test -count=1 -tags purego ./...
