@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,6 +26,16 @@ const (
 var commands []func() *cobra.Command
 
 func addCommand(f func() *cobra.Command) { commands = append(commands, f) }
+
+// inspectOptions are the flags of `krafla inspect`, shared by every file kind.
+type inspectOptions struct {
+	JSON    bool // print JSON for scripts instead of tables
+	Tensors bool // also list every array of the body
+}
+
+// inspectors maps a file's 4-byte magic ("MLB1", "MLT1", "MLI1") to the function
+// that validates and prints that kind of file; each kind's owner registers it in init.
+var inspectors = map[string]func(path string, opt inspectOptions, out io.Writer) error{}
 
 // usageError marks an error in the command line rather than in the work.
 type usageError struct{ error }
