@@ -1,0 +1,192 @@
+package quantize
+
+import "math"
+
+// q4RoundRow quantizes one row with llama.cpp's rule (quantize_row_q4_0_ref), in
+// float32 arithmetic: max is the first element of largest magnitude, d = max/−8,
+// id = 1/d (0 when d = 0), nibble = min(15, trunc(float32(x·id) + 8.5)). With f16
+// scales the nibbles use the float32 d and d is then stored rounded to f16
+// (SPEC-NOTES.md), as llama.cpp does.
+//
+// C leaves the conversion undefined where id overflows to Inf (a block whose largest
+// magnitude is below about 2.4e-38); here a NaN level (0·Inf) gives nibble 8, −Inf
+// gives 0 and +Inf gives 15.
+func q4RoundRow(x []float32, q, scales []byte, f16 bool) error {
+	for b := 0; b < len(x)/BlockSize; b++ {
+		xb := x[b*BlockSize : (b+1)*BlockSize]
+		var amax, max float32
+		for _, v := range xb {
+			if a := abs32(v); amax < a {
+				amax, max = a, v
+			}
+		}
+		d := max / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		qb := q[b*16 : (b+1)*16]
+		for j := range qb {
+			qb[j] = roundLevel(xb[j], id) | roundLevel(xb[j+16], id)<<4
+		}
+		if err := putScale(scales, b, d, f16); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func roundLevel(v, id float32) byte {
+	t := float32(v*id) + 8.5
+	switch {
+	case t >= 15:
+		return 15
+	case t >= 0:
+		return byte(t)
+	case t < 0:
+		return 0
+	}
+	return 8 // NaN
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// bestCandidates is the number of levels tried for the block's largest-magnitude
+// element: −6.0, −6.2, …, −8.4 (SPEC.md, SPEC-NOTES.md).
+const bestCandidates = 13
+
+// candidateLevel returns candidate k's level −(6 + 0.2k), the float64 nearest it.
+func candidateLevel(k int) float64 { return -float64(60+2*k) / 10 }
+
+// tinyBlock: a block whose largest magnitude is below it is scaled up to 1 before
+// fitting (SPEC.md), so that squares and cubes of its elements do not underflow.
+const tinyBlock = 1e-6
+
+type rowScratch struct {
+	xs [BlockSize]float64 // the block, scaled
+	w  [BlockSize]float64 // weights
+	wx [BlockSize]float64 // w·xs
+}
+
+// q4BestRow quantizes one row with the best-fit rule (see bestFit). With imp != nil
+// each element is weighted by imp[c]·sqrt(s² + x²) where s² is the mean x² of the row
+// (float64, summed in column order), as in llama.cpp's quantize_row_q4_0_impl.
+func q4BestRow(x []float32, q, scales []byte, f16 bool, imp []float32, s *rowScratch) error {
+	var s2 float64
+	if imp != nil {
+		var sum float64
+		for _, v := range x {
+			f := float64(v)
+			sum += f * f // exact product: fusing would not change it
+		}
+		s2 = sum / float64(len(x))
+	}
+	var lv [BlockSize]int8
+	for b := 0; b < len(x)/BlockSize; b++ {
+		xb := x[b*BlockSize : (b+1)*BlockSize]
+		var ib []float32
+		if imp != nil {
+			ib = imp[b*BlockSize : (b+1)*BlockSize]
+		}
+		d := bestFit(xb, ib, s2, s, &lv)
+		qb := q[b*16 : (b+1)*16]
+		for j := range qb {
+			qb[j] = byte(lv[j]+8) | byte(lv[j+16]+8)<<4
+		}
+		if f16 && d <= MaxF16Scale && d >= -MaxF16Scale {
+			d = roundF16(d)
+		}
+		if err := putScale(scales, b, d, f16); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bestFit is the best-fit rule for one block of 32 finite values, returning d and
+// setting the levels lv (in [-8, 7]):
+//
+//	xmax = the first element of largest magnitude; all zero: d = 0, levels 0
+//	if |xmax| < 1e-6: the block is divided by |xmax| before fitting and d multiplied back
+//	weights w_i = x_i² (imp == nil) or imp_i·sqrt(s² + x_i²), in float64
+//	for L = −6.0, −6.2, …, −8.4:
+//	    q_i = clamp(round(x_i · (L/xmax)), −8, 7)   round half away from zero, float64
+//	    d_L = Σ w·x·q / Σ w·q²,  error_L = Σ w·(x − d_L·q)² = Σ w·x² − d_L·Σ w·x·q
+//	the first L with the smallest error wins (compared as the largest d_L·Σ w·x·q,
+//	the same order without the common term Σ w·x²); d = float32(d_L)
+//
+// Candidates with Σ w·q² = 0 (possible only with zero importance) are skipped, and if
+// none is left d = 0 with levels 0. Sums run in element order in float64 with each
+// product rounded before it is added, so the result is the same on every platform.
+func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSize]int8) float32 {
+	var amax, xmax float32
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax, xmax = a, v
+		}
+	}
+	if amax == 0 {
+		*lv = [BlockSize]int8{}
+		return 0
+	}
+	scale := 1.0
+	if amax < tinyBlock {
+		scale = float64(amax)
+	}
+	for i, v := range x {
+		xs := float64(v) / scale
+		var w float64
+		if imp != nil {
+			f := float64(v)
+			w = float64(imp[i]) * math.Sqrt(s2+f*f)
+		} else {
+			w = xs * xs
+		}
+		s.xs[i], s.w[i], s.wx[i] = xs, w, w*xs
+	}
+	xm := float64(xmax) / scale
+	best, bestGain, bestD := -1, 0.0, 0.0
+	for k := 0; k < bestCandidates; k++ {
+		is := candidateLevel(k) / xm
+		var sxq, sqq float64
+		for i := range s.xs {
+			l := float64(level(s.xs[i] * is))
+			sxq += float64(s.wx[i] * l)
+			sqq += float64(s.w[i] * (l * l))
+		}
+		if !(sqq > 0) {
+			continue
+		}
+		d := sxq / sqq
+		if g := float64(d * sxq); best < 0 || g > bestGain {
+			best, bestGain, bestD = k, g, d
+		}
+	}
+	if best < 0 {
+		*lv = [BlockSize]int8{}
+		return 0
+	}
+	is := candidateLevel(best) / xm
+	for i := range s.xs {
+		lv[i] = level(s.xs[i] * is)
+	}
+	return float32(bestD * scale)
+}
+
+// level rounds t half away from zero and clamps it to [-8, 7]. t is finite and
+// small (|t| ≤ 8.4 up to rounding), so the truncating conversion is exact.
+func level(t float64) int8 {
+	i := int32(t)
+	if f := t - float64(i); f >= 0.5 {
+		i++
+	} else if f <= -0.5 {
+		i--
+	}
+	if i < -8 {
+		return -8
+	}
+	if i > 7 {
+		return 7
+	}
+	return int8(i)
+}
