@@ -1,0 +1,44 @@
+// Package asm holds the runtime's hot integer kernels: the Q8_0 activation
+// quantizer and the Q8_0·Q8_0 and Q4_0·Q8_0 dot, matrix-vector and
+// matrix-matrix products. Each kernel has a pure-Go twin that is always compiled
+// and defines the exact bits; the AVX2 (VPMADDUBSW + VPMADDWD) and AVX-512 VNNI
+// (VPDPBUSD) versions in Go assembly reproduce them bit for bit.
+//
+// # Exact definition
+//
+// QuantizeQ8_0 is SPEC.md's rule in float32 (see quantize.Q8_0, which it equals).
+//
+// A block dot product of weights w (Q8_0: int8; Q4_0: nibble−8) and activations a
+// (int8, from QuantizeQ8_0) over block b and lane l in 0..7 is the exact int32
+//
+//	p[b][l] = Σ_{i<4} w[32b+4l+i]·a[32b+4l+i]
+//
+// with scale s_b = float32(dw[b]·da[b]). Sixteen float32 accumulators, starting
+// at +0, take the blocks in increasing order:
+//
+//	acc[8·(b%2)+l] = acc[8·(b%2)+l] + float32(float32(p[b][l])·s_b)   (no FMA)
+//
+// and the result is v[l] = acc[l]+acc[8+l] (l<8), u[l] = v[l]+v[l+4] (l<4),
+// r = (u[0]+u[2]) + (u[1]+u[3]). MatVec and MatMul produce, for every output,
+// exactly the Dot of that weight row and activation row, so batched prefill
+// equals token-by-token decoding, whatever the thread count (callers split
+// output rows between threads) and whichever variant runs.
+//
+// Preconditions shared by the products: cols is a multiple of 32, the
+// activation quants lie in [-127, 127] (QuantizeQ8_0 never produces -128; the
+// sign trick of the SIMD variants needs it), and out does not alias the inputs.
+// Weight quants may take any value, -128 included, and scales any float32.
+// Wrong lengths panic.
+//
+// # Variants and dispatch
+//
+// The variant is chosen once at start-up from golang.org/x/sys/cpu: "avx512"
+// (AVX-512 F/BW/VL with VNNI), else "avx2", else "generic" (pure Go, also the
+// only variant under the purego build tag or on other architectures). The
+// environment variable KRAFLA_KERNEL=generic|avx2|avx512 forces one. An unknown
+// or unavailable value does not stop the program at init: the best available
+// variant runs and Init returns an error naming the value, which the CLI should
+// report and refuse. Variant reports the active variant, Features a description
+// for `krafla run -v`, and Use switches variants (tests and benchmarks; it must
+// not race with running kernels).
+package asm

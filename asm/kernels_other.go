@@ -1,0 +1,29 @@
+//go:build !amd64 || !gc || purego
+
+package asm
+
+func quantizeQ8_0(x []float32, q []int8, d []float32) { quantizeQ8_0Generic(x, q, d) }
+
+func dotQ8_0(w []int8, dw []float32, a []int8, da []float32) float32 {
+	return dotQ8_0Generic(w, dw, a, da)
+}
+
+func dotQ4_0(w []byte, dw []float32, a []int8, da []float32) float32 {
+	return dotQ4_0Generic(w, dw, a, da)
+}
+
+func matVecQ8_0(out []float32, w []int8, dw []float32, a []int8, da []float32) {
+	matVecQ8_0Generic(out, w, dw, a, da)
+}
+
+func matVecQ4_0(out []float32, w []byte, dw []float32, a []int8, da []float32) {
+	matVecQ4_0Generic(out, w, dw, a, da)
+}
+
+func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []int8, da []float32, n int) {
+	matMulQ8_0Generic(out, ldo, w, dw, rows, a, da, n)
+}
+
+func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []int8, da []float32, n int) {
+	matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
+}
