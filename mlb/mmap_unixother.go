@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package mlb
+
+const mapPopulate = 0

@@ -1,0 +1,227 @@
+package mlb
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Writer streams an .mlb file: the header and layer flags first, then each tensor
+// in file order, 64-byte aligned and zero padded, into a temporary file beside
+// the destination that Close renames into place. It refuses anything the loader
+// would refuse, so a file it completes always loads.
+type Writer struct {
+	path string
+	h    Header
+	ts   []TensorInfo
+	next int
+	tmp  *os.File
+	bw   *bufio.Writer
+	pos  int64
+	err  error // sticky: the first error ends the file
+	done bool
+}
+
+var zeros [Align]byte
+
+// Create validates h (with its Flags when LayerFlags is 1), creates a temporary
+// file beside path and writes the header and the layer flags.
+func Create(path string, h *Header) (*Writer, error) {
+	if err := h.Validate(); err != nil {
+		return nil, withPath(err, path)
+	}
+	if _, _, err := bodyEnd(h); err != nil {
+		return nil, withPath(err, path)
+	}
+	w := &Writer{path: path, h: *h, ts: tensors(h)}
+	w.h.Flags = append([]uint8(nil), h.Flags...)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, ioErr(path, err)
+	}
+	w.tmp = tmp
+	w.bw = bufio.NewWriterSize(tmp, 1<<20)
+	w.write(w.h.Marshal())
+	if w.h.LayerFlags != 0 {
+		w.next++ // the first tensor is layer_flags
+		w.write(w.h.Flags)
+		w.pad()
+	}
+	if w.err != nil {
+		err := w.err
+		w.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.bw.Write(b); err != nil {
+		w.err = ioErr(w.path, err)
+		return
+	}
+	w.pos += int64(len(b))
+}
+
+func (w *Writer) pad() { w.write(zeros[:(Align-w.pos%Align)%Align]) }
+
+// Header returns the header being written.
+func (w *Writer) Header() *Header { return &w.h }
+
+// Next returns the tensor expected next; ok is false when all are written.
+func (w *Writer) Next() (t TensorInfo, ok bool) {
+	if w.next >= len(w.ts) {
+		return TensorInfo{}, false
+	}
+	return w.ts[w.next], true
+}
+
+// Remaining returns the tensors still to write, in order.
+func (w *Writer) Remaining() []TensorInfo { return w.ts[min(w.next, len(w.ts)):] }
+
+// expect checks that name is the next tensor; it fails the writer otherwise.
+func (w *Writer) expect(name string, quant bool) (TensorInfo, error) {
+	if w.err != nil {
+		return TensorInfo{}, w.err
+	}
+	if w.done {
+		return TensorInfo{}, fmt.Errorf("mlb: %s: write of %s after Close or Abort", w.path, name)
+	}
+	t, ok := w.Next()
+	switch {
+	case !ok:
+		w.err = fmt.Errorf("mlb: %s: tensor %s written after the last tensor", w.path, name)
+	case t.Name != name:
+		w.err = fmt.Errorf("mlb: %s: tensor %s written where %s comes next", w.path, name, t.Name)
+	case quant != t.Type.Quantized():
+		w.err = fmt.Errorf("mlb: %s: tensor %s is %v, written with the wrong method", w.path, name, t.Type)
+	}
+	return t, w.err
+}
+
+// WriteF32 writes the next tensor, an F32 one of Rows × Cols values.
+func (w *Writer) WriteF32(name string, v []float32) error {
+	t, err := w.expect(name, false)
+	if err != nil {
+		return err
+	}
+	if int64(len(v)) != t.Elems() {
+		w.err = fmt.Errorf("mlb: %s: tensor %s has %d values, want %d", w.path, name, len(v), t.Elems())
+		return w.err
+	}
+	var buf [4096]byte
+	for len(v) > 0 {
+		n := min(len(v), len(buf)/4)
+		for i, x := range v[:n] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+		}
+		w.write(buf[:4*n])
+		v = v[n:]
+	}
+	w.pad()
+	w.next++
+	return w.err
+}
+
+// WriteMatrix writes the next tensor, a quantized one: the quants (Q8_0: Rows ×
+// Cols int8 bytes, none equal to -128; Q4_0: Rows × Cols / 2 bytes) and the
+// scales, already encoded little-endian as f32 or, with scale_f16, f16.
+func (w *Writer) WriteMatrix(name string, q, scales []byte) error {
+	t, err := w.expect(name, true)
+	if err != nil {
+		return err
+	}
+	qn := t.Elems()
+	if t.Type == Q4_0 {
+		qn /= 2
+	}
+	sn := t.Elems() / BlockSize * 4
+	if w.h.ScaleF16 != 0 {
+		sn /= 2
+	}
+	switch {
+	case int64(len(q)) != qn:
+		w.err = fmt.Errorf("mlb: %s: tensor %s (%v, %d×%d) has %d quant bytes, want %d", w.path, name, t.Type, t.Rows, t.Cols, len(q), qn)
+	case int64(len(scales)) != sn:
+		w.err = fmt.Errorf("mlb: %s: tensor %s (%v, %d×%d) has %d scale bytes, want %d", w.path, name, t.Type, t.Rows, t.Cols, len(scales), sn)
+	case t.Type == Q8_0:
+		if j := findMinus128(q); j >= 0 {
+			w.err = fmt.Errorf("mlb: %s: tensor %s: Q8_0 quant at row %d, column %d is -128 (the loader refuses it)", w.path, name, j/t.Cols, j%t.Cols)
+		}
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.write(q)
+	w.pad()
+	w.write(scales)
+	w.pad()
+	w.next++
+	return w.err
+}
+
+// Close checks that every tensor was written, flushes and syncs the temporary
+// file and renames it into place. On any error the temporary file is removed.
+func (w *Writer) Close() error {
+	if w.done {
+		return w.err
+	}
+	if w.err == nil && w.next < len(w.ts) {
+		w.err = fmt.Errorf("mlb: %s: closed with %d tensors unwritten, next %s", w.path, len(w.ts)-w.next, w.ts[w.next].Name)
+	}
+	if w.err == nil {
+		if err := w.bw.Flush(); err != nil {
+			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err == nil {
+		if err := w.tmp.Sync(); err != nil {
+			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err == nil {
+		// CreateTemp makes the file private; a model is an ordinary file.
+		if err := w.tmp.Chmod(0o644); err != nil {
+			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err == nil {
+		if err := w.tmp.Close(); err != nil {
+			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err == nil {
+		if err := os.Rename(w.tmp.Name(), w.path); err != nil {
+			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err != nil {
+		err := w.err
+		w.Abort()
+		w.err = err
+		return err
+	}
+	w.done = true
+	return nil
+}
+
+// Abort removes the temporary file; the destination is untouched. It is safe
+// after Close.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	if w.err == nil {
+		w.err = errors.New("mlb: writer aborted")
+	}
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
+}
