@@ -16,8 +16,8 @@ const (
 
 // Limits of SPEC.md (with SPEC-NOTES.md's reading of the garbled sentence).
 const (
-	MaxDim   = 1 << 16 // dim, n_layers, n_heads, n_kv_heads, hidden_dim, q_dim (and the linear-attention sizes)
-	MaxVocab = 1 << 24 // vocab and max_seq
+	MaxDim    = 1 << 16 // dim, n_layers, n_heads, n_kv_heads, hidden_dim, q_dim (and the linear-attention sizes)
+	MaxVocab  = 1 << 24 // vocab and max_seq
 	MaxWindow = 1 << 24 // sliding_window
 )
 
