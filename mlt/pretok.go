@@ -102,7 +102,7 @@ func (p pattern) next(s string, i int) int {
 }
 
 // contraction returns the end of 's|'t|'re|'ve|'m|'ll|'d at s[i:] (s[i] ==
-// '\''), or 0. fold makes the match case-insensitive.
+// '\”), or 0. fold makes the match case-insensitive.
 func contraction(s string, i int, fold bool) int {
 	if i+1 >= len(s) {
 		return 0
