@@ -62,6 +62,9 @@ func candidateLevel(k int) float64 { return -float64(60+2*k) / 10 }
 // fitting (SPEC.md), so that squares and cubes of its elements do not underflow.
 const tinyBlock = 1e-6
 
+// tieMargin: relative to Σ w·x², the error difference below which candidates tie.
+const tieMargin = 1e-12
+
 type rowScratch struct {
 	xs [BlockSize]float64 // the block, scaled
 	w  [BlockSize]float64 // weights
@@ -115,8 +118,13 @@ func q4BestRow(x []float32, q, scales []byte, f16 bool, imp []float32, s *rowScr
 //	the first L with the smallest error wins (compared as the largest d_L·Σ w·x·q,
 //	the same order without the common term Σ w·x²); d = float32(d_L)
 //
+// Errors within 1e-12·Σ w·x² of each other count as equal (the earlier candidate
+// stays): that is far below any real difference and far above float64 rounding, so
+// mathematically equal errors are ties whatever the rounding.
+//
 // Candidates with Σ w·q² = 0 (possible only with zero importance) are skipped, and if
-// none is left d = 0 with levels 0. Sums run in element order in float64 with each
+// none is left d = 0 with levels 0. The candidate sums are float64, each the sum of
+// two partial sums (even elements, odd elements) accumulated in element order, each
 // product rounded before it is added, so the result is the same on every platform.
 func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSize]int8) float32 {
 	var amax, xmax float32
@@ -129,7 +137,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 		*lv = [BlockSize]int8{}
 		return 0
 	}
-	scale := 1.0
+	scale, sxx := 1.0, 0.0
 	if amax < tinyBlock {
 		scale = float64(amax)
 	}
@@ -143,22 +151,32 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 			w = xs * xs
 		}
 		s.xs[i], s.w[i], s.wx[i] = xs, w, w*xs
+		sxx += float64(w * xs * xs)
 	}
+	// Candidates whose errors differ by rounding only are ties: different level
+	// vectors can fit equally well (a block with one outlier fits exactly with any
+	// level for it), and the closed-form error would pick among them by rounding noise.
+	margin := tieMargin * sxx
 	xm := float64(xmax) / scale
 	best, bestGain, bestD := -1, 0.0, 0.0
 	for k := 0; k < bestCandidates; k++ {
 		is := candidateLevel(k) / xm
-		var sxq, sqq float64
-		for i := range s.xs {
-			l := float64(level(s.xs[i] * is))
-			sxq += float64(s.wx[i] * l)
-			sqq += float64(s.w[i] * (l * l))
+		// two partial sums (even and odd elements) halve the latency chain
+		var sxq0, sqq0, sxq1, sqq1 float64
+		for i := 0; i < BlockSize; i += 2 {
+			l0 := float64(level(s.xs[i] * is))
+			l1 := float64(level(s.xs[i+1] * is))
+			sxq0 += float64(s.wx[i] * l0)
+			sqq0 += float64(s.w[i] * (l0 * l0))
+			sxq1 += float64(s.wx[i+1] * l1)
+			sqq1 += float64(s.w[i+1] * (l1 * l1))
 		}
+		sxq, sqq := sxq0+sxq1, sqq0+sqq1
 		if !(sqq > 0) {
 			continue
 		}
 		d := sxq / sqq
-		if g := float64(d * sxq); best < 0 || g > bestGain {
+		if g := float64(d * sxq); best < 0 || g > bestGain+margin {
 			best, bestGain, bestD = k, g, d
 		}
 	}
@@ -174,19 +192,16 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 }
 
 // level rounds t half away from zero and clamps it to [-8, 7]. t is finite and
-// small (|t| ≤ 8.4 up to rounding), so the truncating conversion is exact.
+// small (|t| ≤ 8.4 up to rounding). Adding copysign(0.5⁻, t), the float64 just below
+// one half, and truncating is exactly round-half-away for |t| < 2^52: where the true
+// sum would cross an integer only by rounding, the tie goes to that integer as it
+// should, and t just below a half-integer stays below. It avoids the data-dependent
+// branch of a fraction test, which mispredicts on random data.
 func level(t float64) int8 {
-	i := int32(t)
-	if f := t - float64(i); f >= 0.5 {
-		i++
-	} else if f <= -0.5 {
-		i--
-	}
-	if i < -8 {
-		return -8
-	}
-	if i > 7 {
-		return 7
-	}
-	return int8(i)
+	h := math.Float64frombits(math.Float64bits(t)&(1<<63) | math.Float64bits(halfBelow))
+	i := int32(t + h)
+	return int8(min(max(i, -8), 7))
 }
+
+// halfBelow is the largest float64 below 0.5.
+const halfBelow = 0.49999999999999994

@@ -1,0 +1,145 @@
+package quantize
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// qualityRows returns rows×4096 weights: Gaussian, or heavy-tailed (Student t with
+// ν = 3, whose rare large values resemble the outliers of real LLM weights).
+func qualityRows(kind string, rows, cols int, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	w := make([]float32, rows*cols)
+	for i := range w {
+		if kind == "gaussian" {
+			w[i] = float32(rng.NormFloat64() * 0.02)
+		} else {
+			w[i] = float32(studentT(rng, 3) * 0.02)
+		}
+	}
+	return w
+}
+
+// rmse is sqrt(Σ imp_c·(x − y)² / Σ imp_c) over the matrix (imp nil: plain RMSE).
+func rmse(x, y []float32, cols int, imp []float32) float64 {
+	var num, den float64
+	for i := range x {
+		wt := 1.0
+		if imp != nil {
+			wt = float64(imp[i%cols])
+		}
+		r := float64(x[i]) - float64(y[i])
+		num += wt * r * r
+		den += wt
+	}
+	return math.Sqrt(num / den)
+}
+
+func roundTrip(t testing.TB, tp Type, w []float32, rows, cols int, opt Options) []float32 {
+	q, s, err := Matrix(tp, w, rows, cols, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Dequantize(tp, q, DecodeScales(s, opt.F16Scales), rows, cols)
+}
+
+// TestQualityTable measures the round-trip error of each rule on 4096-column rows
+// and the importance-weighted error of best fit with and without an importance
+// vector; `go test -run TestQualityTable -v ./quantize` prints the table. It also
+// asserts the orderings the rules promise.
+func TestQualityTable(t *testing.T) {
+	const rows, cols = 16, 4096
+	t.Logf("%-34s %12s %12s %12s", "RMSE (relative to weight RMS)", "Q8_0", "Q4_0 round", "Q4_0 best")
+	for i, kind := range []string{"gaussian", "heavy-tailed (t, ν=3)"} {
+		w := qualityRows(kind, rows, cols, uint64(i+1))
+		ref := rmse(w, make([]float32, len(w)), cols, nil)
+		var got [3]float64
+		for j, c := range []struct {
+			t   Type
+			opt Options
+		}{{TypeQ8_0, Options{}}, {TypeQ4_0, Options{Q4Rule: Round}}, {TypeQ4_0, Options{}}} {
+			got[j] = rmse(w, roundTrip(t, c.t, w, rows, cols, c.opt), cols, nil)
+		}
+		t.Logf("%-34s %12s %12s %12s", kind, cell(got[0], ref), cell(got[1], ref), cell(got[2], ref))
+		if !(got[0] < got[1]/4 && got[0] < got[2]/4) {
+			t.Errorf("%s: Q8_0 RMSE %g not well below Q4_0's %g, %g", kind, got[0], got[1], got[2])
+		}
+	}
+
+	t.Logf("")
+	t.Logf("%-34s %14s %14s %14s", "importance-weighted RMSE", "Q4_0 round", "best, no imat", "best, imatrix")
+	for _, sigma := range []float64{1, 2} {
+		for i, kind := range []string{"gaussian", "heavy-tailed (t, ν=3)"} {
+			w := qualityRows(kind, rows, cols, uint64(i+10))
+			// synthetic importance: log-normal over channels, normalized to mean 1
+			// with the floor of SPEC.md, as imatrix.File.Importance hands it over
+			rng := rand.New(rand.NewPCG(uint64(sigma*100), 7))
+			imp := make([]float32, cols)
+			var sum float64
+			raw := make([]float64, cols)
+			for c := range raw {
+				raw[c] = math.Exp(sigma * rng.NormFloat64())
+				sum += raw[c]
+			}
+			for c := range imp {
+				imp[c] = float32(math.Max(0.001, raw[c]/(sum/cols)))
+			}
+			ref := rmse(w, make([]float32, len(w)), cols, imp)
+			round := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{Q4Rule: Round}), cols, imp)
+			plain := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{}), cols, imp)
+			weighted := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{Importance: imp}), cols, imp)
+			t.Logf("%-34s %14s %14s %14s", fmt.Sprintf("%s, log-normal σ=%g", kind, sigma), cell(round, ref), cell(plain, ref), cell(weighted, ref))
+			if !(weighted < plain) {
+				t.Errorf("%s σ=%g: importance-weighted error with the imatrix %g, without %g: want lower", kind, sigma, weighted, plain)
+			}
+		}
+	}
+}
+
+func cell(v, ref float64) string { return fmt.Sprintf("%.3e (%.2f%%)", v, 100*v/ref) }
+
+// BenchmarkMatrix quantizes a 64×4096 matrix; the bytes per second count the
+// float32 input (4 bytes per weight), and weights/s is reported directly.
+func BenchmarkMatrix(b *testing.B) {
+	const rows, cols = 64, 4096
+	w := qualityRows("heavy", rows, cols, 1)
+	imp := synthImportance(rand.New(rand.NewPCG(1, 1)), cols)
+	for _, c := range []struct {
+		name string
+		t    Type
+		opt  Options
+	}{
+		{"q8_0", TypeQ8_0, Options{}},
+		{"q8_0_f16", TypeQ8_0, Options{F16Scales: true}},
+		{"q4_0_round", TypeQ4_0, Options{Q4Rule: Round}},
+		{"q4_0_best", TypeQ4_0, Options{}},
+		{"q4_0_best_imatrix", TypeQ4_0, Options{Importance: imp}},
+	} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				opt := c.opt
+				opt.Threads = threads
+				b.SetBytes(4 * rows * cols)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := Matrix(c.t, w, rows, cols, opt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mweights/s")
+			})
+		}
+	}
+}
+
+// BenchmarkQ8_0Activation is the activation quantizer on one 4096-float row.
+func BenchmarkQ8_0Activation(b *testing.B) {
+	x := qualityRows("gaussian", 1, 4096, 2)
+	q, d := make([]int8, len(x)), make([]float32, len(x)/32)
+	b.SetBytes(4 * int64(len(x)))
+	for b.Loop() {
+		Q8_0(x, q, d)
+	}
+}
