@@ -2,28 +2,163 @@
 
 package asm
 
+import (
+	"sync"
+	"unsafe"
+)
+
+// AVX-512 VNNI declarations (kernels_avx512_amd64.s). nb is the number of
+// blocks per row (≥ 1); nothing aliases out.
+
+// packActAVX512 packs g = ng activation rows (a: g·nb·32 quants, da: g·nb scales)
+// for the VNNI kernels into dst (packSize(nb, g) bytes): per pair of blocks p
+// and row i, at (p·g+i)·192, the 64 quant bytes, the 16 int32 lane sums of a
+// times -k, and the 16 lane-broadcast scales da. k is 128 for Q8_0 and 8 for
+// Q4_0 weights.
+//
+//go:noescape
+func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)
+
+// matVec1Q8_0AVX512 sets out[r] = dotQ8_0Generic(row r of w, the activation
+// packed with g = 1 in act) for r < rows.
+//
+//go:noescape
+func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, nb int)
+
+// matVec1Q4_0AVX512 is matVec1Q8_0AVX512 for Q4_0 weights (act packed with k = 8).
+//
+//go:noescape
+func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, nb int)
+
+// matMul4Q8_0AVX512 sets out[i·ldo+r] = dotQ8_0Generic(row r of w, row i of
+// the four activations packed with g = 4 in act) for r < rows, i < 4.
+//
+//go:noescape
+func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
+
+// matMul4Q4_0AVX512 is matMul4Q8_0AVX512 for Q4_0 weights (act packed with k = 8).
+//
+//go:noescape
+func matMul4Q4_0AVX512(out *float32, ldo int, w *byte, dw *float32, rows int, act *byte, nb int)
+
+// packSize is the size of g activation rows of nb blocks packed by packActAVX512.
+func packSize(nb, g int) int { return (nb + 1) / 2 * g * 192 }
+
+var scratchPool sync.Pool // *[]byte
+
+func getScratch(n int) *[]byte {
+	if p, ok := scratchPool.Get().(*[]byte); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, n+n/4)
+	return &b
+}
+
 func quantizeQ8_0(x []float32, q []int8, d []float32) { quantizeQ8_0Generic(x, q, d) }
 
 func dotQ8_0(w []int8, dw []float32, a []int8, da []float32) float32 {
-	return dotQ8_0Generic(w, dw, a, da)
+	var out [1]float32
+	matVecQ8_0(out[:], w, dw, a, da)
+	return out[0]
 }
 
 func dotQ4_0(w []byte, dw []float32, a []int8, da []float32) float32 {
-	return dotQ4_0Generic(w, dw, a, da)
+	var out [1]float32
+	matVecQ4_0(out[:], w, dw, a, da)
+	return out[0]
 }
 
+// The wrappers below get checked, non-empty arguments (len(out) ≥ 1, nb ≥ 1).
+
 func matVecQ8_0(out []float32, w []int8, dw []float32, a []int8, da []float32) {
-	matVecQ8_0Generic(out, w, dw, a, da)
+	switch active {
+	case AVX512:
+		nb := len(a) / BlockSize
+		p := getScratch(packSize(nb, 1))
+		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 128)
+		matVec1Q8_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
+		scratchPool.Put(p)
+	default:
+		matVecQ8_0Generic(out, w, dw, a, da)
+	}
 }
 
 func matVecQ4_0(out []float32, w []byte, dw []float32, a []int8, da []float32) {
-	matVecQ4_0Generic(out, w, dw, a, da)
+	switch active {
+	case AVX512:
+		nb := len(a) / BlockSize
+		p := getScratch(packSize(nb, 1))
+		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 8)
+		matVec1Q4_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
+		scratchPool.Put(p)
+	default:
+		matVecQ4_0Generic(out, w, dw, a, da)
+	}
+}
+
+// tileBytes is the size of the slice of weight rows that a matmul multiplies
+// by every activation group before moving on, so that it stays in L2.
+const tileBytes = 256 << 10
+
+// matMulAVX512 runs the tiled product: weight rows in tiles of about
+// tileBytes, and within a tile every group of 4 activation rows (the rest one
+// by one). rowBytes is the weight bytes per row; k the packing constant.
+func matMulAVX512(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []float32, rows int, a []int8, da []float32, n int, k int, q4 bool) {
+	nb := len(a) / n / BlockSize
+	cols := nb * BlockSize
+	n4 := n / 4
+	g4 := packSize(nb, 4)
+	g1 := packSize(nb, 1)
+	p := getScratch(n4*g4 + (n-4*n4)*g1)
+	buf := *p
+	for j := range n4 {
+		packActAVX512(&buf[j*g4], &a[4*j*cols], &da[4*j*nb], nb, 4, k)
+	}
+	for i := 4 * n4; i < n; i++ {
+		packActAVX512(&buf[n4*g4+(i-4*n4)*g1], &a[i*cols], &da[i*nb], nb, 1, k)
+	}
+	tile := max(1, tileBytes/rowBytes)
+	for r0 := 0; r0 < rows; r0 += tile {
+		nr := min(tile, rows-r0)
+		wr := unsafe.Add(w, r0*rowBytes)
+		for j := range n4 {
+			o := &out[4*j*ldo+r0]
+			if q4 {
+				matMul4Q4_0AVX512(o, ldo, (*byte)(wr), &dw[r0*nb], nr, &buf[j*g4], nb)
+			} else {
+				matMul4Q8_0AVX512(o, ldo, (*int8)(wr), &dw[r0*nb], nr, &buf[j*g4], nb)
+			}
+		}
+		for i := 4 * n4; i < n; i++ {
+			o := &out[i*ldo+r0]
+			act := &buf[n4*g4+(i-4*n4)*g1]
+			if q4 {
+				matVec1Q4_0AVX512(o, (*byte)(wr), &dw[r0*nb], nr, act, nb)
+			} else {
+				matVec1Q8_0AVX512(o, (*int8)(wr), &dw[r0*nb], nr, act, nb)
+			}
+		}
+	}
+	scratchPool.Put(p)
 }
 
 func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []int8, da []float32, n int) {
-	matMulQ8_0Generic(out, ldo, w, dw, rows, a, da, n)
+	switch active {
+	case AVX512:
+		nb := len(a) / n / BlockSize
+		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*32, dw, rows, a, da, n, 128, false)
+	default:
+		matMulQ8_0Generic(out, ldo, w, dw, rows, a, da, n)
+	}
 }
 
 func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []int8, da []float32, n int) {
-	matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
+	switch active {
+	case AVX512:
+		nb := len(a) / n / BlockSize
+		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*16, dw, rows, a, da, n, 8, true)
+	default:
+		matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
+	}
 }

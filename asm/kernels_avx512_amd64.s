@@ -1,0 +1,308 @@
+//go:build amd64 && gc && !purego
+
+#include "textflag.h"
+
+// AVX-512 VNNI kernels. Each reproduces the pure-Go definition bit for bit:
+// the integer lane sums are exact, and the float work is done in the same
+// order with the same roundings (VMULPS then VADDPS, never an FMA).
+//
+// A ZMM holds two consecutive blocks b (even) and b+1 (odd): its 16 int32
+// lanes are p[b][0..7], p[b+1][0..7], so one accumulator ZMM is exactly the
+// definition's acc[0..15] (even blocks in the low half, odd in the high
+// half). A final odd block goes through YMM ops and a masked add (K1 = low 8
+// lanes) into the low half.
+//
+// The s8×s8 products use VPDPBUSD (u8×s8) with an offset:
+//   Q8_0: w+128 = w XOR 0x80 is an unsigned byte, and
+//         Σ(w+128)·a = Σw·a + 128·Σa, so the accumulator starts at -128·Σa.
+//   Q4_0: the nibble n is already unsigned and Σ(n-8)·a = Σn·a - 8·Σa, so the
+//         accumulator starts at -8·Σa.
+// The corrections -k·Σa per lane depend only on the activations; packAct
+// computes them once per activation row together with the lane-broadcast
+// activation scales. Every sum stays far inside int32, so the lanes are exact.
+//
+// Packed activations (packAct), per pair of blocks p and activation i of a
+// group of g rows, at offset (p·g + i)·192:
+//   +0   64 bytes  quants of blocks 2p, 2p+1
+//   +64  16 int32  -k·lane sums of a
+//   +128 16 float32 da[2p] ×8, da[2p+1] ×8
+// A final odd block fills the first 32 bytes of each part.
+
+// VPERMPS index: lanes 0-7 take element 0, lanes 8-15 element 1.
+DATA pairidx<>+0(SB)/8, $0
+DATA pairidx<>+8(SB)/8, $0
+DATA pairidx<>+16(SB)/8, $0
+DATA pairidx<>+24(SB)/8, $0
+DATA pairidx<>+32(SB)/8, $0x0000000100000001
+DATA pairidx<>+40(SB)/8, $0x0000000100000001
+DATA pairidx<>+48(SB)/8, $0x0000000100000001
+DATA pairidx<>+56(SB)/8, $0x0000000100000001
+GLOBL pairidx<>(SB), RODATA|NOPTR, $64
+
+// VPERMQ index spreading 32 nibble bytes (blocks b, b+1) over 128-bit lanes
+// [bytes of b, bytes of b, bytes of b+1, bytes of b+1].
+DATA q4idx<>+0(SB)/8, $0
+DATA q4idx<>+8(SB)/8, $1
+DATA q4idx<>+16(SB)/8, $0
+DATA q4idx<>+24(SB)/8, $1
+DATA q4idx<>+32(SB)/8, $2
+DATA q4idx<>+40(SB)/8, $3
+DATA q4idx<>+48(SB)/8, $2
+DATA q4idx<>+56(SB)/8, $3
+GLOBL q4idx<>(SB), RODATA|NOPTR, $64
+
+// VPSRLVW counts: 0 for the low nibbles (elements 0-15), 4 for the high ones
+// (elements 16-31) of each block.
+DATA q4shift<>+0(SB)/8, $0
+DATA q4shift<>+8(SB)/8, $0
+DATA q4shift<>+16(SB)/8, $0x0004000400040004
+DATA q4shift<>+24(SB)/8, $0x0004000400040004
+DATA q4shift<>+32(SB)/8, $0
+DATA q4shift<>+40(SB)/8, $0
+DATA q4shift<>+48(SB)/8, $0x0004000400040004
+DATA q4shift<>+56(SB)/8, $0x0004000400040004
+GLOBL q4shift<>(SB), RODATA|NOPTR, $64
+
+// Load two blocks of weights into Z4 as unsigned bytes.
+#define Q8W2 \
+	VMOVDQU64 (SI), Z4; \
+	VPXORD    Z31, Z4, Z4
+
+#define Q4W2 \
+	VMOVDQU (SI), Y4; \
+	VPERMQ   Z4, Z29, Z4; \
+	VPSRLVW  Z28, Z4, Z4; \
+	VPANDD   Z27, Z4, Z4
+
+// One block of weights into Y4.
+#define Q8W1 \
+	VMOVDQU (SI), Y4; \
+	VPXORD  Y31, Y4, Y4
+
+#define Q4W1 \
+	VMOVDQU (SI), X4; \
+	VPSRLW  $4, X4, X6; \
+	VINSERTI128 $1, X6, Y4, Y4; \
+	VPANDD  Y27, Y4, Y4
+
+// Two blocks of activation slot off (R10) into accumulator acc; Z5 holds
+// the lane-broadcast weight scales.
+#define ACT2(off, acc, t, s) \
+	VMOVDQU32 64+off(R10), t; \
+	VPDPBUSD  off(R10), Z4, t; \
+	VCVTDQ2PS t, t; \
+	VMULPS    128+off(R10), Z5, s; \
+	VMULPS    s, t, t; \
+	VADDPS    t, acc, acc
+
+// The final odd block (even parity): low half of acc only.
+#define ACT1(off, acc, ty, tz, sy) \
+	VMOVDQU32 64+off(R10), ty; \
+	VPDPBUSD  off(R10), Y4, ty; \
+	VCVTDQ2PS ty, ty; \
+	VMULPS    128+off(R10), Y5, sy; \
+	VMULPS    sy, ty, ty; \
+	VADDPS    tz, acc, K1, acc
+
+// v = lo+hi, u = v[0:4]+v[4:8], r = (u0+u2)+(u1+u3), stored to dst.
+#define REDUCE(accz, accy, dst) \
+	VEXTRACTF64X4 $1, accz, Y6; \
+	VADDPS   Y6, accy, Y6; \
+	VEXTRACTF128 $1, Y6, X7; \
+	VADDPS   X7, X6, X6; \
+	VPSHUFD $0x4e, X6, X7; \
+	VADDPS   X7, X6, X6; \
+	VMOVSHDUP X6, X7; \
+	VADDSS   X7, X6, X6; \
+	VMOVSS   X6, dst
+
+#define SETUP \
+	MOVL $0x80, AX; \
+	VPBROADCASTB AX, Z31; \
+	MOVL $0x0f, AX; \
+	VPBROADCASTB AX, Z27; \
+	VMOVDQU64 pairidx<>(SB), Z30; \
+	VMOVDQU64 q4idx<>(SB), Z29; \
+	VMOVDQU64 q4shift<>(SB), Z28; \
+	MOVL $0xff, AX; \
+	KMOVW AX, K1
+
+// MATVEC1: one activation (packed with g = 1) against rows weight rows.
+// wstep2/wstep1: weight bytes per pair / per block.
+#define MATVEC1(W2, W1, wstep2, wstep1) \
+	SETUP; \
+	MOVQ out+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ dw+16(FP), DX; \
+	MOVQ rows+24(FP), CX; \
+	MOVQ act+32(FP), R8; \
+	MOVQ nb+40(FP), R9; \
+row1: \
+	TESTQ CX, CX; \
+	JZ    done1; \
+	VPXORD Z0, Z0, Z0; \
+	MOVQ  R8, R10; \
+	MOVQ  R9, BX; \
+pair1: \
+	CMPQ BX, $2; \
+	JLT  tail1; \
+	W2; \
+	VMOVQ (DX), X5; \
+	VPERMPS Z5, Z30, Z5; \
+	ACT2(0, Z0, Z6, Z7); \
+	ADDQ $wstep2, SI; \
+	ADDQ $8, DX; \
+	ADDQ $192, R10; \
+	SUBQ $2, BX; \
+	JMP  pair1; \
+tail1: \
+	TESTQ BX, BX; \
+	JZ    red1; \
+	W1; \
+	VBROADCASTSS (DX), Y5; \
+	ACT1(0, Z0, Y6, Z6, Y7); \
+	ADDQ $wstep1, SI; \
+	ADDQ $4, DX; \
+red1: \
+	REDUCE(Z0, Y0, (DI)); \
+	ADDQ $4, DI; \
+	DECQ CX; \
+	JMP  row1; \
+done1: \
+	VZEROUPPER; \
+	RET
+
+// MATMUL4: four activations (packed with g = 4) against rows weight rows;
+// out for activation i at out + i·ldo floats.
+#define MATMUL4(W2, W1, wstep2, wstep1) \
+	SETUP; \
+	MOVQ out+0(FP), DI; \
+	MOVQ ldo+8(FP), R11; \
+	SHLQ $2, R11; \
+	LEAQ (R11)(R11*2), R12; \
+	MOVQ w+16(FP), SI; \
+	MOVQ dw+24(FP), DX; \
+	MOVQ rows+32(FP), CX; \
+	MOVQ act+40(FP), R8; \
+	MOVQ nb+48(FP), R9; \
+row4: \
+	TESTQ CX, CX; \
+	JZ    done4; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	MOVQ  R8, R10; \
+	MOVQ  R9, BX; \
+pair4: \
+	CMPQ BX, $2; \
+	JLT  tail4; \
+	W2; \
+	VMOVQ (DX), X5; \
+	VPERMPS Z5, Z30, Z5; \
+	ACT2(0, Z0, Z6, Z7); \
+	ACT2(192, Z1, Z8, Z9); \
+	ACT2(384, Z2, Z10, Z11); \
+	ACT2(576, Z3, Z12, Z13); \
+	ADDQ $wstep2, SI; \
+	ADDQ $8, DX; \
+	ADDQ $768, R10; \
+	SUBQ $2, BX; \
+	JMP  pair4; \
+tail4: \
+	TESTQ BX, BX; \
+	JZ    red4; \
+	W1; \
+	VBROADCASTSS (DX), Y5; \
+	ACT1(0, Z0, Y6, Z6, Y7); \
+	ACT1(192, Z1, Y8, Z8, Y9); \
+	ACT1(384, Z2, Y10, Z10, Y11); \
+	ACT1(576, Z3, Y12, Z12, Y13); \
+	ADDQ $wstep1, SI; \
+	ADDQ $4, DX; \
+red4: \
+	REDUCE(Z0, Y0, (DI)); \
+	REDUCE(Z1, Y1, (DI)(R11*1)); \
+	REDUCE(Z2, Y2, (DI)(R11*2)); \
+	REDUCE(Z3, Y3, (DI)(R12*1)); \
+	ADDQ $4, DI; \
+	DECQ CX; \
+	JMP  row4; \
+done4: \
+	VZEROUPPER; \
+	RET
+
+// func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, nb int)
+TEXT ·matVec1Q8_0AVX512(SB), NOSPLIT, $0-48
+	MATVEC1(Q8W2, Q8W1, 64, 32)
+
+// func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, nb int)
+TEXT ·matVec1Q4_0AVX512(SB), NOSPLIT, $0-48
+	MATVEC1(Q4W2, Q4W1, 32, 16)
+
+// func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
+TEXT ·matMul4Q8_0AVX512(SB), NOSPLIT, $0-56
+	MATMUL4(Q8W2, Q8W1, 64, 32)
+
+// func matMul4Q4_0AVX512(out *float32, ldo int, w *byte, dw *float32, rows int, act *byte, nb int)
+TEXT ·matMul4Q4_0AVX512(SB), NOSPLIT, $0-56
+	MATMUL4(Q4W2, Q4W1, 32, 16)
+
+// func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)
+TEXT ·packActAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ da+16(FP), DX
+	MOVQ ng+32(FP), R8
+	MOVQ k+40(FP), AX
+	VPBROADCASTB AX, Z5         // k as unsigned bytes
+	VPXORD Y6, Y6, Y6
+	IMUL3Q $192, R8, R9         // R9 = pair stride g·192
+
+packrow:
+	TESTQ R8, R8
+	JZ    packdone
+	MOVQ  DI, R10               // this row's slot in pair 0
+	MOVQ  nb+24(FP), CX
+
+packpair:
+	CMPQ CX, $2
+	JLT  packtail
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 Z0, (R10)
+	VPXORD    Z1, Z1, Z1
+	VPDPBUSD  Z0, Z5, Z1        // k·Σa per lane (u8 k × s8 a)
+	VPSUBD    Z1, Z6, Z1        // -k·Σa
+	VMOVDQU32 Z1, 64(R10)
+	VBROADCASTSS (DX), Y2
+	VBROADCASTSS 4(DX), Y3
+	VMOVUPS   Y2, 128(R10)
+	VMOVUPS   Y3, 160(R10)
+	ADDQ $64, SI
+	ADDQ $8, DX
+	ADDQ R9, R10
+	SUBQ $2, CX
+	JMP  packpair
+
+packtail:
+	TESTQ CX, CX
+	JZ    packnext
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (R10)
+	VPXORD   Y1, Y1, Y1
+	VPDPBUSD Y0, Y5, Y1
+	VPSUBD   Y1, Y6, Y1
+	VMOVDQU32 Y1, 64(R10)
+	VBROADCASTSS (DX), Y2
+	VMOVUPS Y2, 128(R10)
+	ADDQ $32, SI
+	ADDQ $4, DX
+
+packnext:
+	ADDQ $192, DI
+	DECQ R8
+	JMP  packrow
+
+packdone:
+	VZEROUPPER
+	RET
