@@ -1,0 +1,395 @@
+package infer
+
+import (
+	"math"
+
+	"github.com/krafla/krafla/asm"
+)
+
+// minRows is the smallest number of output rows worth handing to a thread.
+const minRows = 16
+
+// quant quantizes n rows of width cols from x into s.qa/s.da with SPEC.md's
+// rule, the activation side of the next quantized products.
+func (s *Session) quant(x []float32, n, cols int) {
+	nb := cols / 32
+	for i := range n {
+		asm.QuantizeQ8_0(x[i*cols:(i+1)*cols], s.qa[i*cols:(i+1)*cols], s.da[i*nb:(i+1)*nb])
+	}
+}
+
+// mul computes out[i·w.rows + r] = w row r · activation row i for the n rows
+// quantized last by quant, threads splitting the output rows.
+func (s *Session) mul(out []float32, w *qmat, n int) {
+	cols := w.cols
+	a, da := s.qa[:n*cols], s.da[:n*cols/32]
+	ldo := w.rows
+	rb := w.rowBytes()
+	nb := cols / 32
+	s.pool.run(w.rows, minRows, func(_, lo, hi int) {
+		d := w.d[lo*nb : hi*nb]
+		if w.isQ4() {
+			q := w.q4[lo*rb : hi*rb]
+			if n == 1 {
+				asm.MatVecQ4_0(out[lo:hi], q, d, a, da)
+			} else {
+				asm.MatMulQ4_0(out[lo:], ldo, q, d, hi-lo, a, da, n)
+			}
+			return
+		}
+		q := w.q8[lo*rb : hi*rb]
+		if n == 1 {
+			asm.MatVecQ8_0(out[lo:hi], q, d, a, da)
+		} else {
+			asm.MatMulQ8_0(out[lo:], ldo, q, d, hi-lo, a, da, n)
+		}
+	})
+}
+
+// forward runs one batch of tokens through every layer and returns the logits
+// of tokens first..n−1 (row-major, vocab each).
+func (s *Session) forward(tokens []int, first int) []float32 {
+	m := s.m
+	c := &m.cfg
+	n := len(tokens)
+	dim := c.Dim
+	pos0 := s.pos
+
+	// Embedding rows, dequantized and scaled.
+	for i, t := range tokens {
+		embed(s.x[i*dim:(i+1)*dim], &m.tokEmb, t, c.EmbedScale)
+	}
+	// RoPE tables of the batch's positions.
+	half := c.RotDim / 2
+	for k, r := range m.ropes {
+		if r == nil {
+			continue
+		}
+		for i := range n {
+			r.table(pos0+i, s.cos[k][i*half:(i+1)*half], s.sin[k][i*half:(i+1)*half])
+		}
+	}
+	if s.imat != nil {
+		s.imat.layerTokens += uint64(n)
+	}
+
+	for l := range m.layers {
+		L := &m.layers[l]
+		for i := range n {
+			rmsNorm(s.xn[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], L.attnNorm, c.NormEps)
+		}
+		s.imat.add(l, slotAttnIn, s.xn, n, dim)
+		s.quant(s.xn, n, dim)
+		if c.isLinear(l) {
+			s.linear(l, n)
+		} else {
+			s.attention(l, n, pos0)
+		}
+		if L.postAttnNorm != nil {
+			for i := range n {
+				rmsNorm(s.t[i*dim:(i+1)*dim], s.t[i*dim:(i+1)*dim], L.postAttnNorm, c.NormEps)
+			}
+		}
+		add(s.x[:n*dim], s.t[:n*dim])
+
+		// FFN.
+		for i := range n {
+			rmsNorm(s.xn[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], L.ffnNorm, c.NormEps)
+		}
+		s.imat.add(l, slotFFNIn, s.xn, n, dim)
+		s.quant(s.xn, n, dim)
+		hd := c.HiddenDim
+		s.mul(s.h1, &L.w1, n)
+		s.mul(s.h3, &L.w3, n)
+		swiGLU(s.h1[:n*hd], s.h3[:n*hd], c.Act)
+		s.imat.add(l, slotFFNOut, s.h1, n, hd)
+		s.quant(s.h1, n, hd)
+		s.mul(s.t, &L.w2, n)
+		if L.postFFNNorm != nil {
+			for i := range n {
+				rmsNorm(s.t[i*dim:(i+1)*dim], s.t[i*dim:(i+1)*dim], L.postFFNNorm, c.NormEps)
+			}
+		}
+		add(s.x[:n*dim], s.t[:n*dim])
+	}
+	s.pos += n
+
+	// Classifier for the rows that need logits.
+	nl := n - first
+	if nl <= 0 {
+		return nil
+	}
+	for i := first; i < n; i++ {
+		j := i - first
+		rmsNorm(s.xn[j*dim:(j+1)*dim], s.x[i*dim:(i+1)*dim], m.finalNorm, c.NormEps)
+	}
+	if s.imat != nil {
+		s.imat.addClassifier(s.xn, nl, dim)
+	}
+	s.quant(s.xn, nl, dim)
+	if len(s.logits) < nl*c.Vocab {
+		s.logits = make([]float32, nl*c.Vocab)
+	}
+	out := s.logits[:nl*c.Vocab]
+	s.mul(out, m.wcls, nl)
+	if cap := c.FinalSoftcap; cap > 0 {
+		for i, v := range out {
+			out[i] = softcap(v, cap)
+		}
+	}
+	return out
+}
+
+// embed writes row t of the embedding, dequantized (float32(q)·d) and times scale.
+func embed(x []float32, w *qmat, t int, scale float32) {
+	cols := w.cols
+	d := w.d[t*cols/32 : (t+1)*cols/32]
+	if w.isQ4() {
+		q := w.q4[t*cols/2 : (t+1)*cols/2]
+		for b := range cols / 32 {
+			for j := range 16 {
+				lo := int(q[b*16+j]&15) - 8
+				hi := int(q[b*16+j]>>4) - 8
+				x[b*32+j] = float32(lo) * d[b]
+				x[b*32+j+16] = float32(hi) * d[b]
+			}
+		}
+	} else {
+		q := w.q8[t*cols : (t+1)*cols]
+		for i, v := range q {
+			x[i] = float32(v) * d[i/32]
+		}
+	}
+	if scale != 1 {
+		for i := range x[:cols] {
+			x[i] *= scale
+		}
+	}
+}
+
+// attention runs one attention layer over the batch, with the normalized input
+// quantized in s.qa, leaving the output projection in s.t.
+func (s *Session) attention(l, n, pos0 int) {
+	m := s.m
+	c := &m.cfg
+	L := &m.layers[l]
+	ls := &s.layers[l]
+	hd, qd, kvd := c.HeadDim, c.QDim, c.KVDim
+	s.mul(s.q, &L.wq, n)
+	s.mul(s.k, &L.wk, n)
+	s.mul(s.v, &L.wv, n)
+	if L.wg != nil {
+		s.mul(s.g, L.wg, n)
+	}
+	flags := c.LayerFlags[l]
+	var kind = -1
+	if flags&flagNoRoPE == 0 {
+		kind = 0
+		if flags&flagLocalRoPE != 0 {
+			kind = 1
+		}
+	}
+	half := c.RotDim / 2
+	for i := range n {
+		q := s.q[i*qd : (i+1)*qd]
+		k := s.k[i*kvd : (i+1)*kvd]
+		if L.bq != nil {
+			add(q, L.bq)
+			add(k, L.bk)
+			add(s.v[i*kvd:(i+1)*kvd], L.bv)
+		}
+		for h := range c.NHeads {
+			qh := q[h*hd : (h+1)*hd]
+			if L.qNorm != nil {
+				rmsNorm(qh, qh, L.qNorm, c.NormEps)
+			}
+			if kind >= 0 {
+				applyRope(qh, s.cos[kind][i*half:(i+1)*half], s.sin[kind][i*half:(i+1)*half])
+			}
+		}
+		for h := range c.NKVHeads {
+			kh := k[h*hd : (h+1)*hd]
+			if L.kNorm != nil {
+				rmsNorm(kh, kh, L.kNorm, c.NormEps)
+			}
+			if kind >= 0 {
+				applyRope(kh, s.cos[kind][i*half:(i+1)*half], s.sin[kind][i*half:(i+1)*half])
+			}
+		}
+	}
+
+	// Scores over positions lo..p for query position p = pos0+i: keys before
+	// pos0 come from the cache, the batch's own keys from s.k, s.v; the order is
+	// increasing position either way, so batching does not change the bits.
+	window := 0
+	if c.isSliding(l) {
+		window = c.SlidingWindow
+	}
+	group := c.NHeads / c.NKVHeads
+	scale := c.AttnScale
+	capv := c.AttnSoftcap
+	s.pool.run(n*c.NHeads, 4, func(part, lo, hi int) {
+		sc := s.scores[part]
+		for item := lo; item < hi; item++ {
+			i, h := item/c.NHeads, item%c.NHeads
+			p := pos0 + i
+			from := 0
+			if window > 0 {
+				from = max(0, p-window+1)
+			}
+			qh := s.q[i*qd+h*hd : i*qd+(h+1)*hd]
+			kvo := (h / group) * hd
+			key := func(j int) []float32 {
+				if j >= pos0 {
+					return s.k[(j-pos0)*kvd+kvo : (j-pos0)*kvd+kvo+hd]
+				}
+				slot := j % ls.slots
+				return ls.k[slot*kvd+kvo : slot*kvd+kvo+hd]
+			}
+			val := func(j int) []float32 {
+				if j >= pos0 {
+					return s.v[(j-pos0)*kvd+kvo : (j-pos0)*kvd+kvo+hd]
+				}
+				slot := j % ls.slots
+				return ls.v[slot*kvd+kvo : slot*kvd+kvo+hd]
+			}
+			w := sc[:p-from+1]
+			for j := from; j <= p; j++ {
+				v := dotF32(qh, key(j)) * scale
+				if capv > 0 {
+					v = softcap(v, capv)
+				}
+				w[j-from] = v
+			}
+			softmax(w)
+			out := s.o[i*qd+h*hd : i*qd+(h+1)*hd]
+			clear(out)
+			for j := from; j <= p; j++ {
+				axpy(out, w[j-from], val(j))
+			}
+		}
+	})
+	// Store the batch's keys and values (only the last `slots` matter for a ring).
+	for i := max(0, n-ls.slots); i < n; i++ {
+		slot := (pos0 + i) % ls.slots
+		copy(ls.k[slot*kvd:(slot+1)*kvd], s.k[i*kvd:(i+1)*kvd])
+		copy(ls.v[slot*kvd:(slot+1)*kvd], s.v[i*kvd:(i+1)*kvd])
+	}
+	if L.wg != nil {
+		o, g := s.o[:n*qd], s.g[:n*qd]
+		for i := range o {
+			o[i] *= sigmoid(g[i])
+		}
+	}
+	s.imat.add(l, slotAttnOut, s.o, n, qd)
+	s.quant(s.o, n, qd)
+	s.mul(s.t, &L.wo, n)
+}
+
+// linear runs one gated-delta-rule layer over the batch (SPEC.md "Linear
+// attention", ARCHITECTURES.md §7), with the normalized input quantized in
+// s.qa, leaving the output projection in s.t.
+func (s *Session) linear(l, n int) {
+	m := s.m
+	c := &m.cfg
+	L := &m.layers[l]
+	ls := &s.layers[l]
+	C, V, K, dk, dv, kc := c.LinQKV(), c.LinV, c.LinK, c.LinDK, c.LinDV, c.LinConv
+	vd := V * dv
+	s.mul(s.u, &L.lqkv, n)
+	s.mul(s.z, &L.lz, n)
+	s.mul(s.lb, &L.lb, n)
+	s.mul(s.la, &L.la, n)
+
+	// Causal depthwise convolution, then SiLU, channel by channel; the state
+	// holds the last kc−1 pre-convolution inputs. Sum order: taps 0..kc−1, the
+	// last tap multiplying the current input.
+	s.pool.run(C, 64, func(_, lo, hi int) {
+		hist := make([]float32, kc)
+		for ch := lo; ch < hi; ch++ {
+			w := L.lconv[ch*kc : (ch+1)*kc]
+			for j := range kc - 1 {
+				hist[j] = ls.conv[j*C+ch]
+			}
+			for i := range n {
+				hist[kc-1] = s.u[i*C+ch]
+				var acc float32
+				for j, wj := range w {
+					acc = acc + float32(wj*hist[j])
+				}
+				copy(hist, hist[1:])
+				s.u[i*C+ch] = silu(acc)
+			}
+			for j := range kc - 1 {
+				ls.conv[j*C+ch] = hist[j]
+			}
+		}
+	})
+
+	// Per value head: normalize q and k, then the recurrence over the batch.
+	invSqrtDk := float32(1 / math.Sqrt(float64(dk)))
+	s.pool.run(V, 1, func(_, lo, hi int) {
+		qk := make([]float32, 2*dk)
+		mem := make([]float32, dv)
+		for h := lo; h < hi; h++ {
+			kh := h / (V / K)
+			S := ls.s[h*dk*dv : (h+1)*dk*dv]
+			for i := range n {
+				u := s.u[i*C : (i+1)*C]
+				q, k := qk[:dk], qk[dk:]
+				copy(q, u[kh*dk:(kh+1)*dk])
+				copy(k, u[K*dk+kh*dk:K*dk+(kh+1)*dk])
+				v := u[2*K*dk+h*dv : 2*K*dk+(h+1)*dv]
+				l2norm(q)
+				for j := range q {
+					q[j] *= invSqrtDk
+				}
+				l2norm(k)
+				beta := sigmoid(s.lb[i*V+h])
+				g := -expF32(L.aLog[h]) * softplus(s.la[i*V+h]+L.dtBias[h])
+				eg := expF32(g)
+				for j := range S {
+					S[j] *= eg
+				}
+				// mem = Sᵀk, rows of S in increasing order.
+				clear(mem)
+				for r := range dk {
+					axpy(mem, k[r], S[r*dv:(r+1)*dv])
+				}
+				for j := range mem {
+					mem[j] = beta * (v[j] - mem[j])
+				}
+				// S += k ⊗ delta
+				for r := range dk {
+					axpy(S[r*dv:(r+1)*dv], k[r], mem)
+				}
+				// o = Sᵀq
+				o := s.o[i*vd+h*dv : i*vd+(h+1)*dv]
+				clear(o)
+				for r := range dk {
+					axpy(o, q[r], S[r*dv:(r+1)*dv])
+				}
+				rmsNorm(o, o, L.lnorm, c.NormEps)
+				z := s.z[i*vd+h*dv : i*vd+(h+1)*dv]
+				for j := range o {
+					o[j] *= silu(z[j])
+				}
+			}
+		}
+	})
+	if vd == c.QDim {
+		s.imat.add(l, slotAttnOut, s.o, n, vd)
+	}
+	s.quant(s.o, n, vd)
+	s.mul(s.t, &L.lout, n)
+}
+
+// l2norm divides x by sqrt(Σx² + 1e-6) (the epsilon inside the root, as the
+// Hugging Face gated delta rule does).
+func l2norm(x []float32) {
+	ss := dotF32(x, x)
+	r := float32(1 / math.Sqrt(float64(ss+1e-6)))
+	for i := range x {
+		x[i] *= r
+	}
+}

@@ -1,0 +1,182 @@
+package infer
+
+import (
+	"fmt"
+)
+
+// qmat is a quantized matrix used in place: rows × cols weights, row-major,
+// Q8_0 (q8) or Q4_0 (q4), with one float32 scale per block of 32.
+type qmat struct {
+	q8         []int8
+	q4         []byte
+	d          []float32
+	rows, cols int
+}
+
+func (w *qmat) isQ4() bool { return w.q4 != nil }
+
+// rowBytes is the size of one row's quants.
+func (w *qmat) rowBytes() int {
+	if w.isQ4() {
+		return w.cols / 2
+	}
+	return w.cols
+}
+
+// bytes is the size of the quants and scales.
+func (w *qmat) bytes() int64 { return int64(w.rows) * int64(w.rowBytes()+w.cols/32*4) }
+
+// layer holds one layer's weights; which fields are set depends on the header.
+type layer struct {
+	attnNorm         []float32 // (dim)
+	wq, wk, wv, wo   qmat      // (q_dim, dim), (kv_dim, dim), (kv_dim, dim), (dim, q_dim)
+	wg               *qmat     // (q_dim, dim), attn_gate only
+	bq, bk, bv       []float32 // (q_dim), (kv_dim), (kv_dim): qkv_bias only
+	qNorm, kNorm     []float32 // (head_dim) each: qk_norm only
+	lqkv, lz, lb, la qmat      // linear: (C, dim), (V·dv, dim), (V, dim), (V, dim)
+	lconv            []float32 // linear: (C, lin_conv)
+	dtBias, aLog     []float32 // linear: (V)
+	lnorm            []float32 // linear: (dv)
+	lout             qmat      // linear: (dim, V·dv)
+	ffnNorm          []float32 // (dim)
+	w1, w2, w3       qmat      // (hidden, dim), (dim, hidden), (hidden, dim)
+	postAttnNorm     []float32 // (dim): post_norms only
+	postFFNNorm      []float32
+}
+
+// Model is a loaded model: its configuration and its weights, which point into
+// the file's mapping (scales converted to float32 by the loader where they are
+// f16).
+type Model struct {
+	cfg       Config
+	tokEmb    qmat // (vocab, dim)
+	layers    []layer
+	finalNorm []float32 // (dim)
+	wcls      *qmat     // (vocab, dim); &tokEmb when shared
+	ropes     [2]*rope  // global, local (nil when no layer uses it)
+	closer    func() error
+	weightB   int64
+}
+
+// Config returns the model's resolved configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// WeightBytes is the size of the weights the forward pass reads.
+func (m *Model) WeightBytes() int64 { return m.weightB }
+
+// Close releases the file mapping; the model must not be used afterwards.
+func (m *Model) Close() error {
+	if m.closer == nil {
+		return nil
+	}
+	err := m.closer()
+	m.closer = nil
+	return err
+}
+
+// tensorSource hands out the named tensors of a model file.
+type tensorSource interface {
+	// f32 returns the F32 tensor name of n values.
+	f32(name string, n int) ([]float32, error)
+	// mat returns the quantized matrix name of rows × cols.
+	mat(name string, rows, cols int) (qmat, error)
+}
+
+// build assembles a Model from a resolved configuration and a tensor source.
+func build(cfg Config, src tensorSource) (*Model, error) {
+	if err := cfg.resolve(); err != nil {
+		return nil, err
+	}
+	c := &cfg
+	m := &Model{cfg: cfg}
+	c = &m.cfg
+	var err error
+	f32 := func(name string, n int) []float32 {
+		if err != nil {
+			return nil
+		}
+		var v []float32
+		v, err = src.f32(name, n)
+		return v
+	}
+	mat := func(name string, rows, cols int) qmat {
+		if err != nil {
+			return qmat{}
+		}
+		var w qmat
+		w, err = src.mat(name, rows, cols)
+		if err == nil {
+			m.weightB += w.bytes()
+		}
+		return w
+	}
+	m.tokEmb = mat("tok_emb", c.Vocab, c.Dim)
+	m.layers = make([]layer, c.NLayers)
+	for l := range m.layers {
+		L := &m.layers[l]
+		p := fmt.Sprintf("blk.%d.", l)
+		L.attnNorm = f32(p+"attn_norm", c.Dim)
+		if c.isLinear(l) {
+			C, V := c.LinQKV(), c.LinV
+			L.lqkv = mat(p+"lqkv", C, c.Dim)
+			L.lz = mat(p+"lz", c.LinVDim(), c.Dim)
+			L.lb = mat(p+"lb", V, c.Dim)
+			L.la = mat(p+"la", V, c.Dim)
+			L.lconv = f32(p+"lconv", C*c.LinConv)
+			L.dtBias = f32(p+"dt_bias", V)
+			L.aLog = f32(p+"A_log", V)
+			L.lnorm = f32(p+"lnorm", c.LinDV)
+			L.lout = mat(p+"lout", c.Dim, c.LinVDim())
+		} else {
+			L.wq = mat(p+"wq", c.QDim, c.Dim)
+			L.wk = mat(p+"wk", c.KVDim, c.Dim)
+			L.wv = mat(p+"wv", c.KVDim, c.Dim)
+			L.wo = mat(p+"wo", c.Dim, c.QDim)
+			if c.AttnGate {
+				g := mat(p+"wg", c.QDim, c.Dim)
+				L.wg = &g
+			}
+			if c.QKVBias {
+				L.bq = f32(p+"bq", c.QDim)
+				L.bk = f32(p+"bk", c.KVDim)
+				L.bv = f32(p+"bv", c.KVDim)
+			}
+			if c.QKNorm {
+				L.qNorm = f32(p+"q_norm", c.HeadDim)
+				L.kNorm = f32(p+"k_norm", c.HeadDim)
+			}
+		}
+		L.ffnNorm = f32(p+"ffn_norm", c.Dim)
+		L.w1 = mat(p+"w1", c.HiddenDim, c.Dim)
+		L.w2 = mat(p+"w2", c.Dim, c.HiddenDim)
+		L.w3 = mat(p+"w3", c.HiddenDim, c.Dim)
+		if c.PostNorms {
+			L.postAttnNorm = f32(p+"post_attn_norm", c.Dim)
+			L.postFFNNorm = f32(p+"post_ffn_norm", c.Dim)
+		}
+	}
+	m.finalNorm = f32("final_norm", c.Dim)
+	if c.SharedClassifier {
+		m.wcls = &m.tokEmb
+	} else {
+		w := mat("wcls", c.Vocab, c.Dim)
+		m.wcls = &w
+	}
+	if err != nil {
+		return nil, err
+	}
+	for l := range c.NLayers {
+		f := c.LayerFlags[l]
+		if f&(flagLinear|flagNoRoPE) != 0 {
+			continue
+		}
+		if f&flagLocalRoPE != 0 {
+			if m.ropes[1] == nil {
+				m.ropes[1] = newRope(c, true)
+			}
+		} else if m.ropes[0] == nil {
+			m.ropes[0] = newRope(c, false)
+		}
+	}
+	return m, nil
+}

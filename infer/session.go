@@ -1,0 +1,186 @@
+package infer
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrContextFull is returned by Eval when the tokens would not fit in the
+// session's context.
+var ErrContextFull = errors.New("infer: context is full")
+
+// DefaultBatch is the number of prompt tokens that go through each layer together.
+const DefaultBatch = 64
+
+// SessionOptions configure a Session.
+type SessionOptions struct {
+	Ctx     int // positions the KV cache holds; 0: min(max_seq, 4096); at most max_seq
+	Threads int // worker threads; 0: 1
+	Batch   int // prompt tokens per layer pass; 0: DefaultBatch
+}
+
+// Session is one sequence being evaluated: its KV cache, recurrent states,
+// scratch buffers and worker pool. A Session is not safe for concurrent use.
+type Session struct {
+	m      *Model
+	ctx    int
+	batch  int
+	pos    int
+	pool   *pool
+	layers []layerState
+	imat   *imatCollector
+
+	// Scratch, sized for one batch of B tokens.
+	x, xn, t  []float32 // (B, dim): residual, normalized, projection output
+	q, g, o   []float32 // (B, q_dim): queries, gate, attention output
+	k, v      []float32 // (B, kv_dim)
+	h1, h3    []float32 // (B, hidden_dim)
+	qa        []int8    // (B, max input width): quantized activations
+	da        []float32 // (B, max input width / 32)
+	u, z      []float32 // linear: (B, C), (B, V·dv)
+	lb, la    []float32 // linear: (B, V)
+	cos, sin  [2][]float32
+	scores    [][]float32 // per thread: (ctx)
+	logits    []float32   // (B, vocab)
+	lastBatch int
+}
+
+// layerState is the memory one layer keeps between calls.
+type layerState struct {
+	k, v  []float32 // attention: (slots, kv_dim); slot of position p = p mod slots
+	slots int
+	conv  []float32 // linear: (lin_conv−1, C) the last pre-convolution inputs, oldest first
+	s     []float32 // linear: (V, dk, dv) the delta-rule states
+}
+
+// NewSession allocates the caches and starts the worker pool.
+func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
+	c := &m.cfg
+	ctx := opt.Ctx
+	if ctx == 0 {
+		ctx = min(c.MaxSeq, 4096)
+	}
+	if ctx < 1 || ctx > c.MaxSeq {
+		return nil, fmt.Errorf("infer: --ctx %d: must be between 1 and the model's max_seq %d", ctx, c.MaxSeq)
+	}
+	b := opt.Batch
+	if b <= 0 {
+		b = DefaultBatch
+	}
+	b = min(b, ctx)
+	s := &Session{m: m, ctx: ctx, batch: b, pool: newPool(opt.Threads)}
+	s.layers = make([]layerState, c.NLayers)
+	for l := range s.layers {
+		ls := &s.layers[l]
+		if c.isLinear(l) {
+			ls.conv = make([]float32, (c.LinConv-1)*c.LinQKV())
+			ls.s = make([]float32, c.LinV*c.LinDK*c.LinDV)
+			continue
+		}
+		ls.slots = ctx
+		if c.isSliding(l) {
+			ls.slots = min(ctx, c.SlidingWindow)
+		}
+		ls.k = make([]float32, ls.slots*c.KVDim)
+		ls.v = make([]float32, ls.slots*c.KVDim)
+	}
+	in := max(c.Dim, c.QDim, c.HiddenDim)
+	if c.LinK > 0 {
+		in = max(in, c.LinVDim())
+		s.u = make([]float32, b*c.LinQKV())
+		s.z = make([]float32, b*c.LinVDim())
+		s.lb = make([]float32, b*c.LinV)
+		s.la = make([]float32, b*c.LinV)
+	}
+	s.x = make([]float32, b*c.Dim)
+	s.xn = make([]float32, b*c.Dim)
+	s.t = make([]float32, b*c.Dim)
+	s.q = make([]float32, b*c.QDim)
+	s.o = make([]float32, b*max(c.QDim, c.LinVDim()))
+	if c.AttnGate {
+		s.g = make([]float32, b*c.QDim)
+	}
+	s.k = make([]float32, b*c.KVDim)
+	s.v = make([]float32, b*c.KVDim)
+	s.h1 = make([]float32, b*c.HiddenDim)
+	s.h3 = make([]float32, b*c.HiddenDim)
+	s.qa = make([]int8, b*in)
+	s.da = make([]float32, b*in/32)
+	for i := range s.cos {
+		s.cos[i] = make([]float32, b*c.RotDim/2)
+		s.sin[i] = make([]float32, b*c.RotDim/2)
+	}
+	s.scores = make([][]float32, s.pool.threads)
+	for i := range s.scores {
+		s.scores[i] = make([]float32, ctx)
+	}
+	return s, nil
+}
+
+// Close stops the worker pool.
+func (s *Session) Close() { s.pool.close() }
+
+// Pos is the number of tokens evaluated so far.
+func (s *Session) Pos() int { return s.pos }
+
+// Ctx is the number of positions the session holds.
+func (s *Session) Ctx() int { return s.ctx }
+
+// Threads is the number of worker threads.
+func (s *Session) Threads() int { return s.pool.threads }
+
+// Reset empties the caches, so the next token is at position 0.
+func (s *Session) Reset() {
+	s.pos = 0
+	for l := range s.layers {
+		clear(s.layers[l].conv)
+		clear(s.layers[l].s)
+	}
+}
+
+// CacheBytes is the memory of the KV caches and recurrent states.
+func (s *Session) CacheBytes() int64 {
+	var n int64
+	for _, ls := range s.layers {
+		n += 4 * int64(len(ls.k)+len(ls.v)+len(ls.conv)+len(ls.s))
+	}
+	return n
+}
+
+// Eval runs tokens through the model at the current position, in batches.
+// With all set, emit is called for every token with its logits; otherwise only
+// for the last one. The logits slice is reused after emit returns. emit may be
+// nil.
+func (s *Session) Eval(tokens []int, all bool, emit func(i int, logits []float32) error) error {
+	c := &s.m.cfg
+	if s.pos+len(tokens) > s.ctx {
+		return fmt.Errorf("%w: %d tokens at position %d exceed --ctx %d", ErrContextFull, len(tokens), s.pos, s.ctx)
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= c.Vocab {
+			return fmt.Errorf("infer: token %d at index %d outside the vocabulary of %d", t, i, c.Vocab)
+		}
+	}
+	for start := 0; start < len(tokens); start += s.batch {
+		end := min(start+s.batch, len(tokens))
+		var first int // first token of the batch that needs logits
+		switch {
+		case all:
+			first = 0
+		case end == len(tokens):
+			first = end - start - 1
+		default:
+			first = end - start
+		}
+		logits := s.forward(tokens[start:end], first)
+		if emit == nil {
+			continue
+		}
+		for i := first; i < end-start; i++ {
+			if err := emit(start+i, logits[(i-first)*c.Vocab:(i-first+1)*c.Vocab]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
