@@ -1,0 +1,238 @@
+package imatrix
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// handFile builds the bytes of a small MLI1 file field by field from SPEC.md's
+// table, independently of MarshalBinary: 2 layers, dim 4, hidden 8, q_dim 6; the
+// sums are 0, 1, 2, … so that each value is its own index.
+func handFile(t testing.TB) []byte {
+	var b bytes.Buffer
+	b.WriteString("MLI1")
+	for _, v := range []uint32{1, 2, 4, 8, 6} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	binary.Write(&b, binary.LittleEndian, uint64(10))
+	binary.Write(&b, binary.LittleEndian, uint64(7))
+	// per layer 4 + 6 + 4 + 8 = 22 sums, then the classifier's 4: 48 in all
+	for i := 0; i < 48; i++ {
+		binary.Write(&b, binary.LittleEndian, float64(i))
+	}
+	if b.Len() != 40+48*8 {
+		t.Fatalf("hand file: %d bytes", b.Len())
+	}
+	return b.Bytes()
+}
+
+func TestParseLayout(t *testing.T) {
+	f, err := Parse(handFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NLayers != 2 || f.Dim != 4 || f.HiddenDim != 8 || f.QDim != 6 || f.LayerTokens != 10 || f.ClassifierTokens != 7 {
+		t.Errorf("header: got %+v", *f)
+	}
+	tests := []struct {
+		layer      int
+		slot       Slot
+		first, len int
+	}{
+		{0, AttnIn, 0, 4}, {0, AttnOut, 4, 6}, {0, FFNIn, 10, 4}, {0, FFNOut, 14, 8},
+		{1, AttnIn, 22, 4}, {1, AttnOut, 26, 6}, {1, FFNIn, 32, 4}, {1, FFNOut, 36, 8},
+	}
+	for _, tc := range tests {
+		s := f.Slot(tc.layer, tc.slot)
+		if len(s) != tc.len || s[0] != float64(tc.first) || s[len(s)-1] != float64(tc.first+tc.len-1) {
+			t.Errorf("layer %d %v: got %d values from %v, want %d from %d", tc.layer, tc.slot, len(s), s[0], tc.len, tc.first)
+		}
+	}
+	if c := f.Classifier(); len(c) != 4 || c[0] != 44 || c[3] != 47 {
+		t.Errorf("classifier: got %v, want [44 45 46 47]", c)
+	}
+	b, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, handFile(t)) {
+		t.Errorf("MarshalBinary: bytes differ from the hand-built file")
+	}
+}
+
+func TestNewQDim(t *testing.T) {
+	tests := []struct {
+		qdim, stored, sums int
+	}{
+		{64, 0, 3*(64+64+64+128) + 64},  // q_dim == dim is stored as 0
+		{96, 96, 3*(64+96+64+128) + 64}, // differing q_dim is stored
+	}
+	for _, tc := range tests {
+		f := New(3, 64, 128, tc.qdim)
+		if int(f.QDim) != tc.stored || len(f.Sums) != tc.sums || f.QDimEff() != tc.qdim {
+			t.Errorf("New(q_dim %d): got QDim %d, %d sums, QDimEff %d; want %d, %d, %d", tc.qdim, f.QDim, len(f.Sums), f.QDimEff(), tc.stored, tc.sums, tc.qdim)
+		}
+	}
+}
+
+func TestWriteOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.mli")
+	f := New(2, 32, 64, 32)
+	for i := range f.Sums {
+		f.Sums[i] = float64(i) * 0.25
+	}
+	f.LayerTokens, f.ClassifierTokens = 123, 45
+	if err := f.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.NLayers != 2 || g.Dim != 32 || g.HiddenDim != 64 || g.QDim != 0 || g.LayerTokens != 123 || g.ClassifierTokens != 45 {
+		t.Errorf("header: got %+v", *g)
+	}
+	for i := range f.Sums {
+		if g.Sums[i] != f.Sums[i] {
+			t.Fatalf("sum %d: got %v, want %v", i, g.Sums[i], f.Sums[i])
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only x.mli (no temp file left)", len(ents))
+	}
+	// an invalid file is not written and leaves nothing behind
+	f.Sums = f.Sums[:3]
+	if err := f.Write(filepath.Join(dir, "bad.mli")); err == nil {
+		t.Errorf("Write with 3 sums: got no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after a failed write the directory holds %d entries, want 1", len(ents))
+	}
+	if _, err := Open(filepath.Join(dir, "missing.mli")); err == nil || !strings.Contains(err.Error(), "missing.mli") {
+		t.Errorf("Open missing: got %v, want an error naming the file", err)
+	}
+}
+
+func TestImportance(t *testing.T) {
+	f := New(1, 4, 4, 4)
+	copy(f.Slot(0, AttnIn), []float64{1, 2, 3, 0})
+	copy(f.Slot(0, FFNOut), []float64{5, 5, 5, 5})
+	copy(f.Classifier(), []float64{0, 0, 0, 8})
+	f.LayerTokens = 2
+	// mean squares 0.5 1 1.5 0, mean 0.75: 2/3, 4/3, 2, floor 0.001
+	want := []float32{float32(0.5 / 0.75), float32(1 / 0.75), 2, 0.001}
+	got := f.Importance(0, AttnIn)
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-7 {
+			t.Errorf("importance %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got := f.Importance(0, FFNOut); len(got) != 4 || got[0] != 1 || got[3] != 1 {
+		t.Errorf("uniform slot: got %v, want all 1", got)
+	}
+	if got := f.Importance(0, FFNIn); got != nil {
+		t.Errorf("all-zero slot: got %v, want nil", got)
+	}
+	if got := f.ClassifierImportance(); got != nil {
+		t.Errorf("classifier with zero tokens: got %v, want nil", got)
+	}
+	f.ClassifierTokens = 1
+	if got := f.ClassifierImportance(); len(got) != 4 || got[0] != 0.001 || got[3] != 4 {
+		t.Errorf("classifier: got %v, want [0.001 0.001 0.001 4]", got)
+	}
+}
+
+// corrupt returns a copy of the hand file with fn applied.
+func corrupt(t *testing.T, fn func(b []byte) []byte) []byte {
+	return fn(append([]byte(nil), handFile(t)...))
+}
+
+func TestParseErrors(t *testing.T) {
+	le := binary.LittleEndian
+	tests := []struct {
+		name string
+		b    []byte
+		msg  string
+	}{
+		{"empty", nil, "0 bytes, shorter than the 40-byte header"},
+		{"short header", corrupt(t, func(b []byte) []byte { return b[:39] }), "39 bytes, shorter than the 40-byte header"},
+		{"magic", corrupt(t, func(b []byte) []byte { copy(b, "MLB1"); return b }), `bad magic "MLB1"`},
+		{"version", corrupt(t, func(b []byte) []byte { le.PutUint32(b[4:], 2); return b }), "version 2 at offset 4, want 1"},
+		{"zero layers", corrupt(t, func(b []byte) []byte { le.PutUint32(b[8:], 0); return b }), "n_layers = 0 at offset 8"},
+		{"dim over limit", corrupt(t, func(b []byte) []byte { le.PutUint32(b[12:], 65537); return b }), "dim = 65537 at offset 12, must be 1..65536"},
+		{"zero hidden", corrupt(t, func(b []byte) []byte { le.PutUint32(b[16:], 0); return b }), "hidden_dim = 0"},
+		{"q_dim over limit", corrupt(t, func(b []byte) []byte { le.PutUint32(b[20:], 1<<31); return b }), "q_dim = 2147483648"},
+		{"truncated sums", corrupt(t, func(b []byte) []byte { return b[:len(b)-8] }), "shorter than the 424 the header implies"},
+		{"trailing byte", corrupt(t, func(b []byte) []byte { return append(b, 0) }), "longer than the 424"},
+		// 65536·(2·65536 + 6 + 65536) + 65536 sums = 12885360640, ·8 + 40 bytes
+		{"lying header", corrupt(t, func(b []byte) []byte {
+			le.PutUint32(b[8:], 65536)
+			le.PutUint32(b[12:], 65536)
+			le.PutUint32(b[16:], 65536)
+			return b
+		}), "shorter than the 103082885160 the header implies"},
+		// q_dim 0 means dim: 2·(4+4+4+8) + 4 = 44 sums, 40 + 352 bytes
+		{"q_dim mismatch", corrupt(t, func(b []byte) []byte { le.PutUint32(b[20:], 0); return b }), "longer than the 392"},
+		{"nan sum", corrupt(t, func(b []byte) []byte { le.PutUint64(b[40+8*27:], math.Float64bits(math.NaN())); return b }), "layer 1 attn_out (wo) channel 1 is NaN at offset 256"},
+		{"negative sum", corrupt(t, func(b []byte) []byte { le.PutUint64(b[40+8*45:], math.Float64bits(-1)); return b }), "classifier channel 1 is -1"},
+		{"inf sum", corrupt(t, func(b []byte) []byte { le.PutUint64(b[40+8*14:], math.Float64bits(math.Inf(1))); return b }), "layer 0 ffn_out (w2) channel 0 is +Inf"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.b)
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want ErrFormat containing %q", err, tc.msg)
+			}
+			// Open reports the same problem and names the file
+			path := filepath.Join(t.TempDir(), "c.mli")
+			if err := os.WriteFile(path, tc.b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(path)
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Open: got %v, want ErrFormat naming %s containing %q", err, path, tc.msg)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(handFile(f))
+	g := New(1, 32, 32, 64)
+	g.LayerTokens = 1
+	b, _ := g.MarshalBinary()
+	f.Add(b)
+	f.Add([]byte("MLI1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Parse(b)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not match ErrFormat", err)
+			}
+			return
+		}
+		for l := 0; l < int(m.NLayers); l++ {
+			for s := AttnIn; s < NumSlots; s++ {
+				if len(m.Slot(l, s)) != m.SlotSize(s) {
+					t.Fatalf("slot size")
+				}
+				m.Importance(l, s)
+				m.Stats(l, s)
+			}
+		}
+		m.ClassifierImportance()
+		m.ClassifierStats()
+		out, err := m.MarshalBinary()
+		if err != nil || !bytes.Equal(out, b) {
+			t.Fatalf("re-encoding differs: %v", err)
+		}
+	})
+}
