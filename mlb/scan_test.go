@@ -68,4 +68,4 @@ func BenchmarkFindMinus128(b *testing.B) {
 	}
 }
 
-var benchLen = 1<<20
+var benchLen = 1 << 20
