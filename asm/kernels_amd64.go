@@ -41,6 +41,19 @@ func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, ac
 //go:noescape
 func matMul4Q4_0AVX512(out *float32, ldo int, w *byte, dw *float32, rows int, act *byte, nb int)
 
+// AVX2 declarations (kernels_avx2_amd64.s).
+
+// matVecQ8_0AVX2 sets out[r] = dotQ8_0Generic(row r of w, a) for r < rows;
+// a has nb blocks (nb ≥ 1) with quants in [-127, 127].
+//
+//go:noescape
+func matVecQ8_0AVX2(out *float32, w *int8, dw *float32, rows int, a *int8, da *float32, nb int)
+
+// matVecQ4_0AVX2 is matVecQ8_0AVX2 for Q4_0 weights.
+//
+//go:noescape
+func matVecQ4_0AVX2(out *float32, w *byte, dw *float32, rows int, a *int8, da *float32, nb int)
+
 // packSize is the size of g activation rows of nb blocks packed by packActAVX512.
 func packSize(nb, g int) int { return (nb + 1) / 2 * g * 192 }
 
@@ -79,6 +92,8 @@ func matVecQ8_0(out []float32, w []int8, dw []float32, a []int8, da []float32) {
 		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 128)
 		matVec1Q8_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
 		scratchPool.Put(p)
+	case AVX2:
+		matVecQ8_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
 	default:
 		matVecQ8_0Generic(out, w, dw, a, da)
 	}
@@ -92,6 +107,8 @@ func matVecQ4_0(out []float32, w []byte, dw []float32, a []int8, da []float32) {
 		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 8)
 		matVec1Q4_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
 		scratchPool.Put(p)
+	case AVX2:
+		matVecQ4_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
 	default:
 		matVecQ4_0Generic(out, w, dw, a, da)
 	}
@@ -148,6 +165,8 @@ func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []in
 	case AVX512:
 		nb := len(a) / n / BlockSize
 		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*32, dw, rows, a, da, n, 128, false)
+	case AVX2:
+		matMulAVX2(out, ldo, unsafe.Pointer(&w[0]), len(a)/n/BlockSize*32, dw, rows, a, da, n, false)
 	default:
 		matMulQ8_0Generic(out, ldo, w, dw, rows, a, da, n)
 	}
@@ -158,7 +177,28 @@ func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []in
 	case AVX512:
 		nb := len(a) / n / BlockSize
 		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*16, dw, rows, a, da, n, 8, true)
+	case AVX2:
+		matMulAVX2(out, ldo, unsafe.Pointer(&w[0]), len(a)/n/BlockSize*16, dw, rows, a, da, n, true)
 	default:
 		matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
+	}
+}
+
+// matMulAVX2 runs the AVX2 matvec per activation row over tiles of weight
+// rows of about tileBytes, so that each tile is reused from L2.
+func matMulAVX2(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []float32, rows int, a []int8, da []float32, n int, q4 bool) {
+	nb := len(a) / n / BlockSize
+	cols := nb * BlockSize
+	tile := max(1, tileBytes/rowBytes)
+	for r0 := 0; r0 < rows; r0 += tile {
+		nr := min(tile, rows-r0)
+		wr := unsafe.Add(w, r0*rowBytes)
+		for i := range n {
+			if q4 {
+				matVecQ4_0AVX2(&out[i*ldo+r0], (*byte)(wr), &dw[r0*nb], nr, &a[i*cols], &da[i*nb], nb)
+			} else {
+				matVecQ8_0AVX2(&out[i*ldo+r0], (*int8)(wr), &dw[r0*nb], nr, &a[i*cols], &da[i*nb], nb)
+			}
+		}
 	}
 }

@@ -1,0 +1,115 @@
+package asm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+var matVecShapes = []struct{ rows, cols int }{
+	{576, 576}, {1536, 576}, {2048, 2048}, {8192, 2048}, {128256, 2048},
+}
+
+// benchVariants runs f as a sub-benchmark per available variant.
+func benchVariants(b *testing.B, f func(b *testing.B)) {
+	defer func(k Kernel) { active = k }(active)
+	for _, k := range AvailableKernels() {
+		active = k
+		b.Run(k.String(), f)
+	}
+}
+
+func benchData(rows, cols, n int) (w8 []int8, w4 []byte, dw []float32, a []int8, da []float32) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	w8 = make([]int8, rows*cols)
+	for i := range w8 {
+		w8[i] = int8(rng.Uint32())
+	}
+	w4 = make([]byte, rows*cols/2)
+	for i := range w4 {
+		w4[i] = byte(rng.Uint32())
+	}
+	dw = randScales(rng, rows*cols/32)
+	a, da = randActs(rng, n, cols/32)
+	return
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	for _, s := range matVecShapes {
+		if s.rows > 100000 && testing.Short() {
+			continue
+		}
+		w8, w4, dw, a, da := benchData(s.rows, s.cols, 1)
+		out := make([]float32, s.rows)
+		for _, typ := range []string{"Q8_0", "Q4_0"} {
+			b.Run(fmt.Sprintf("%s/%dx%d", typ, s.rows, s.cols), func(b *testing.B) {
+				benchVariants(b, func(b *testing.B) {
+					bytes := len(w8) + 4*len(dw)
+					if typ == "Q4_0" {
+						bytes = len(w4) + 4*len(dw)
+					}
+					b.SetBytes(int64(bytes))
+					b.ReportAllocs()
+					for b.Loop() {
+						if typ == "Q4_0" {
+							MatVecQ4_0(out, w4, dw, a, da)
+						} else {
+							MatVecQ8_0(out, w8, dw, a, da)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkMatMul(b *testing.B) {
+	const n = 512
+	for _, s := range matVecShapes[:4] {
+		if s.rows*s.cols > 4<<20 && testing.Short() {
+			continue
+		}
+		w8, w4, dw, a, da := benchData(s.rows, s.cols, n)
+		out := make([]float32, s.rows*n)
+		for _, typ := range []string{"Q8_0", "Q4_0"} {
+			b.Run(fmt.Sprintf("%s/%dx%d/n=%d", typ, s.rows, s.cols, n), func(b *testing.B) {
+				benchVariants(b, func(b *testing.B) {
+					if active == Generic && testing.Short() {
+						b.Skip("generic matmul is slow; skipped under -short")
+					}
+					bytes := len(w8) + 4*len(dw)
+					if typ == "Q4_0" {
+						bytes = len(w4) + 4*len(dw)
+					}
+					b.SetBytes(int64(bytes))
+					b.ReportAllocs()
+					for b.Loop() {
+						if typ == "Q4_0" {
+							MatMulQ4_0(out, s.rows, w4, dw, s.rows, a, da, n)
+						} else {
+							MatMulQ8_0(out, s.rows, w8, dw, s.rows, a, da, n)
+						}
+					}
+					ops := 2 * float64(s.rows) * float64(s.cols) * n
+					b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkQuantizeQ8_0(b *testing.B) {
+	x := make([]float32, 2048)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	q := make([]int8, len(x))
+	d := make([]float32, len(x)/32)
+	benchVariants(b, func(b *testing.B) {
+		b.SetBytes(int64(4 * len(x)))
+		for b.Loop() {
+			QuantizeQ8_0(x, q, d)
+		}
+	})
+}
