@@ -1,5 +1,11 @@
 package mlt
 
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
 // addedMatcher finds added tokens in raw text: at a position, the longest
 // added token starting there (Hugging Face matches added tokens leftmost-longest
 // with Aho-Corasick; scanning left to right and taking the longest match at the
@@ -51,4 +57,144 @@ func (m *addedMatcher) match(text string) (id, n int) {
 		}
 	}
 	return id, n
+}
+
+// Encode returns the ids of text. Added tokens are found first, in the raw
+// text, longest match first; each stretch between them is encoded by the
+// tokenizer's kind. With addBOS, BOS is prepended when the tokenizer says so
+// (flag 1), as Hugging Face's encode with add_special_tokens does.
+//
+// Text that is not valid UTF-8 is still encoded: kind 2 encodes its bytes,
+// kind 1 gives each invalid byte its byte-fallback token.
+func (t *Tokenizer) Encode(text string, addBOS bool) []int {
+	return t.AppendEncode(make([]int, 0, len(text)/3+4), text, addBOS)
+}
+
+// AppendEncode is Encode appending to out, for callers that reuse a buffer.
+func (t *Tokenizer) AppendEncode(out []int, text string, addBOS bool) []int {
+	t.prepare()
+	if addBOS && t.Flags&FlagAddBOS != 0 && t.BOS >= 0 {
+		out = append(out, int(t.BOS))
+	}
+	start := 0
+	if t.added.count > 0 {
+		first := &t.added.first
+		for i := 0; i < len(text); i++ {
+			if !first[text[i]] {
+				continue
+			}
+			id, n := t.added.match(text[i:])
+			if n == 0 {
+				continue
+			}
+			out = t.encodeSegment(text[start:i], start == 0, out)
+			out = append(out, id)
+			start = i + n
+			i = start - 1
+		}
+	}
+	return t.encodeSegment(text[start:], start == 0, out)
+}
+
+// encodeSegment appends the ids of seg, a stretch between added tokens;
+// atStart tells whether it begins the text.
+func (t *Tokenizer) encodeSegment(seg string, atStart bool, out []int) []int {
+	if seg == "" {
+		return out
+	}
+	if t.Kind == KindByteLevel {
+		return t.encodeByteLevel(seg, out)
+	}
+	return t.encodeSentencePiece(seg, atStart, out)
+}
+
+const metaspace = "▁"
+
+// encodeSentencePiece is kind 1: spaces become ▁, ▁ is prepended by the
+// flag's rule, each character becomes its piece (or its bytes' byte-fallback
+// tokens when the vocabulary lacks it), and the merges run over the whole
+// segment (there is no pre-tokenizer).
+func (t *Tokenizer) encodeSentencePiece(seg string, atStart bool, out []int) []int {
+	prefix := true
+	switch {
+	case t.Flags&FlagNoPrefix != 0:
+		prefix = false
+	case t.Flags&FlagPrefixOnce != 0:
+		// Metaspace "first": only the segment at offset 0, and not when it
+		// already starts with ▁ once spaces are replaced.
+		prefix = atStart && seg[0] != ' ' && !strings.HasPrefix(seg, metaspace)
+	}
+	if t.Flags&FlagIgnoreMerges != 0 {
+		w := strings.ReplaceAll(seg, " ", metaspace)
+		if prefix {
+			w = metaspace + w
+		}
+		if id, ok := t.pieceID[w]; ok {
+			return append(out, id)
+		}
+		if id, n := t.added.match(w); n == len(w) {
+			return append(out, id)
+		}
+	}
+	start := len(out)
+	if prefix {
+		out = append(out, t.spaceID...)
+	}
+	for i := 0; i < len(seg); {
+		c := seg[i]
+		if c < utf8.RuneSelf {
+			if c == ' ' {
+				out = append(out, t.spaceID...)
+			} else if id := t.asciiID[c]; id >= 0 {
+				out = append(out, int(id))
+			} else {
+				out = t.spPiece(seg[i:i+1], out)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(seg[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, t.byteID[c])
+			i++
+			continue
+		}
+		out = t.spPiece(seg[i:i+size], out)
+		i += size
+	}
+	return out[:start+len(t.merger.merge(out[start:]))]
+}
+
+// spPiece appends the id of the one-character piece p, or its byte-fallback ids.
+func (t *Tokenizer) spPiece(p string, out []int) []int {
+	if id, ok := t.pieceID[p]; ok {
+		return append(out, id)
+	}
+	// An added token that is also a vocabulary piece (Gemma's "▁▁", "\n").
+	if id, n := t.added.match(p); n == len(p) {
+		return append(out, id)
+	}
+	for i := 0; i < len(p); i++ {
+		out = append(out, t.byteID[p[i]])
+	}
+	return out
+}
+
+// Lookup returns the id of a token given as its stored text: an added token's
+// content, a normal piece (raw bytes for kind 2, ▁ for spaces in kind 1), or
+// for kind 1 a byte token written <0xXX>.
+func (t *Tokenizer) Lookup(piece string) (int, bool) {
+	t.prepare()
+	if id, n := t.added.match(piece); n == len(piece) && n > 0 {
+		return id, true
+	}
+	if id, ok := t.pieceID[piece]; ok {
+		return id, true
+	}
+	if t.Kind == KindSentencePiece && len(piece) == 6 && strings.HasPrefix(piece, "<0x") && piece[5] == '>' {
+		if v, err := strconv.ParseUint(piece[3:5], 16, 8); err == nil && strings.ToUpper(piece[3:5]) == piece[3:5] {
+			return t.byteID[v], true
+		}
+	}
+	return 0, false
 }

@@ -110,6 +110,8 @@ type Tokenizer struct {
 	byteID  [256]int       // kind 2: id of the single-byte normal token; kind 1: id of <0xXX>
 	added   addedMatcher   // the added tokens, for leftmost-longest matching
 	merger  *merger        // the merge rules (bpe.go)
+	asciiID [128]int32     // kind 1: id of each ASCII character's piece, -1 if none
+	spaceID []int          // kind 1: the ids of ▁ (one piece, or its byte-fallback ids)
 }
 
 // prepare builds the lookup state used by encoding. It is called lazily by
@@ -135,6 +137,15 @@ func (t *Tokenizer) prepare() {
 		}
 		t.added = newAddedMatcher(t.Tokens)
 		t.merger = newMergerRules(t.Merges)
+		if t.Kind == KindSentencePiece {
+			for c := range t.asciiID {
+				t.asciiID[c] = -1
+				if id, ok := t.pieceID[string(rune(c))]; ok {
+					t.asciiID[c] = int32(id)
+				}
+			}
+			t.spaceID = t.spPiece(metaspace, nil)
+		}
 	})
 }
 

@@ -1,0 +1,123 @@
+package mlt
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/internal/testenv"
+)
+
+// hfCaseLine is one line of ../shared/tokenizers/*/cases.jsonl: what Hugging
+// Face tokenizers 0.23.2 produced (see the README there for how).
+type hfCaseLine struct {
+	Text           string `json:"text"`
+	IDs            []int  `json:"ids"`
+	IDsWithSpecial []int  `json:"ids_with_special"`
+	Decoded        string `json:"decoded"`
+}
+
+func readCaseLines(t testing.TB, path string) []hfCaseLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []hfCaseLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		var c hfCaseLine
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fromHFViaFile builds the tokenizer from tokenizer.json and round-trips it
+// through the .mlt bytes, so the test exercises what users load.
+func fromHFViaFile(t testing.TB, dir string) *Tokenizer {
+	t.Helper()
+	tk, err := FromHF(dir)
+	if err != nil {
+		t.Fatalf("FromHF(%s): %v", dir, err)
+	}
+	p, err := Parse(tk.Bytes())
+	if err != nil {
+		t.Fatalf("Parse(FromHF(%s).Bytes()): %v", dir, err)
+	}
+	return p
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	root := testenv.Shared(t, "tokenizers")
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "cases.jsonl"))
+	if len(dirs) == 0 {
+		t.Skip("no cases.jsonl under", root)
+	}
+	for _, cases := range dirs {
+		dir := filepath.Dir(cases)
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			if name == "claude" {
+				// NFKC has no .mlt flag: refusing is the only exact answer.
+				_, err := FromHF(dir)
+				if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "NFKC") {
+					t.Fatalf("FromHF(claude): got %v, want a refusal naming the NFKC normalizer", err)
+				}
+				return
+			}
+			tk := fromHFViaFile(t, dir)
+			lines := readCaseLines(t, cases)
+			var okIDs, okSpecial, okDecoded int
+			fails := 0
+			for i, c := range lines {
+				got := tk.Encode(c.Text, false)
+				if slices.Equal(got, c.IDs) {
+					okIDs++
+				} else if fails++; fails <= 5 {
+					t.Errorf("case %d %q: ids\n got %v\nwant %v", i, short(c.Text), firstIDs(got), firstIDs(c.IDs))
+				}
+				got = tk.Encode(c.Text, true)
+				if slices.Equal(got, c.IDsWithSpecial) {
+					okSpecial++
+				} else if fails++; fails <= 5 {
+					t.Errorf("case %d %q: ids with special\n got %v\nwant %v", i, short(c.Text), firstIDs(got), firstIDs(c.IDsWithSpecial))
+				}
+				if d := tk.Decode(c.IDs); d == c.Decoded {
+					okDecoded++
+				} else if fails++; fails <= 5 {
+					t.Errorf("case %d %q: decoded\n got %q\nwant %q", i, short(c.Text), short(d), short(c.Decoded))
+				}
+			}
+			t.Logf("%s: ids %d/%d, ids_with_special %d/%d, decoded %d/%d",
+				name, okIDs, len(lines), okSpecial, len(lines), okDecoded, len(lines))
+		})
+	}
+}
+
+// firstIDs shortens long id lists in failure messages.
+func firstIDs(ids []int) []int {
+	if len(ids) > 40 {
+		return ids[:40]
+	}
+	return ids
+}

@@ -1,0 +1,639 @@
+package mlt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnsupported is matched (errors.Is) by FromHF's refusals: tokenizer.json
+// files whose behaviour no .mlt kind and flags reproduce exactly.
+var ErrUnsupported = errors.New("tokenizer cannot be represented exactly as .mlt")
+
+// The pre-tokenizer regexes an .mlt can express, exactly as tokenizer.json spells them.
+const (
+	regexLlama3 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	regexQwen2  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	regexQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	regexGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+)
+
+// hfComp is any tokenizer.json component (normalizer, pre-tokenizer,
+// post-processor, decoder); only the fields the supported types use are read.
+type hfComp struct {
+	Type          string    `json:"type"`
+	Normalizers   []*hfComp `json:"normalizers"`
+	Pretokenizers []*hfComp `json:"pretokenizers"`
+	Decoders      []*hfComp `json:"decoders"`
+	Processors    []*hfComp `json:"processors"`
+
+	Prepend *string `json:"prepend"`
+	Pattern *struct {
+		String *string `json:"String"`
+		Regex  *string `json:"Regex"`
+	} `json:"pattern"`
+	Content  *string `json:"content"`
+	Behavior string  `json:"behavior"`
+	Invert   bool    `json:"invert"`
+
+	AddPrefixSpace   *bool   `json:"add_prefix_space"`
+	UseRegex         *bool   `json:"use_regex"`
+	IndividualDigits *bool   `json:"individual_digits"`
+	Replacement      *string `json:"replacement"`
+	PrependScheme    *string `json:"prepend_scheme"`
+	Split            *bool   `json:"split"`
+	Start            *int    `json:"start"`
+	Stop             *int    `json:"stop"`
+
+	Single        []map[string]struct{ ID string } `json:"single"`
+	SpecialTokens map[string]struct {
+		IDs []int `json:"ids"`
+	} `json:"special_tokens"`
+}
+
+type hfAdded struct {
+	ID         int    `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+type hfFile struct {
+	AddedTokens   []hfAdded `json:"added_tokens"`
+	Normalizer    *hfComp   `json:"normalizer"`
+	PreTokenizer  *hfComp   `json:"pre_tokenizer"`
+	PostProcessor *hfComp   `json:"post_processor"`
+	Decoder       *hfComp   `json:"decoder"`
+	Model         struct {
+		Type                    *string         `json:"type"`
+		Dropout                 *float64        `json:"dropout"`
+		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+		ByteFallback            bool            `json:"byte_fallback"`
+		IgnoreMerges            bool            `json:"ignore_merges"`
+		Vocab                   map[string]int  `json:"vocab"`
+		Merges                  json.RawMessage `json:"merges"`
+	} `json:"model"`
+}
+
+// hfConfig is the part of tokenizer_config.json that matters here.
+type hfConfig struct {
+	AddBOSToken *bool           `json:"add_bos_token"`
+	BOSToken    json.RawMessage `json:"bos_token"`
+	EOSToken    json.RawMessage `json:"eos_token"`
+}
+
+// tokenName reads a tokenizer_config token: a string or {"content": ...}.
+func tokenName(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct{ Content string }
+	if json.Unmarshal(raw, &o) == nil {
+		return o.Content
+	}
+	return ""
+}
+
+// FromHF builds a Tokenizer from a Hugging Face tokenizer.json, or from a
+// folder holding one; tokenizer_config.json beside it is read too, when
+// present, for add_bos_token and the BOS and EOS names. Anything the .mlt
+// kinds and flags cannot reproduce exactly is refused with an error that
+// matches ErrUnsupported and names the part.
+func FromHF(path string) (*Tokenizer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("mlt: %w", err)
+	}
+	if st.IsDir() {
+		path = filepath.Join(path, "tokenizer.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mlt: %w", err)
+	}
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("mlt: %s: invalid JSON: %w", path, err)
+	}
+	var cfg hfConfig
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "tokenizer_config.json")); err == nil {
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return nil, fmt.Errorf("mlt: %s: invalid JSON: %w", filepath.Join(filepath.Dir(path), "tokenizer_config.json"), err)
+		}
+	}
+	t, err := fromHF(&f, &cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mlt: %s: %w", path, err)
+	}
+	return t, nil
+}
+
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
+}
+
+func describe(c *hfComp) string {
+	if c == nil {
+		return "none"
+	}
+	b, _ := json.Marshal(c)
+	s := string(b)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return c.Type + " " + s
+}
+
+// flatten returns a component as a list: a Sequence's members (recursively),
+// or the component alone.
+func flatten(c *hfComp) []*hfComp {
+	if c == nil {
+		return nil
+	}
+	if c.Type == "Sequence" {
+		var out []*hfComp
+		for _, l := range [][]*hfComp{c.Normalizers, c.Pretokenizers, c.Decoders, c.Processors} {
+			for _, m := range l {
+				out = append(out, flatten(m)...)
+			}
+		}
+		return out
+	}
+	return []*hfComp{c}
+}
+
+func isStr(p *string, want string) bool { return p != nil && *p == want }
+
+func isReplace(c *hfComp, from, to string) bool {
+	return c.Type == "Replace" && c.Pattern != nil && isStr(c.Pattern.String, from) && c.Pattern.Regex == nil && isStr(c.Content, to)
+}
+
+func fromHF(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
+	m := &f.Model
+	if m.Type != nil && *m.Type != "BPE" {
+		return nil, unsupported("model type %q (only BPE)", *m.Type)
+	}
+	if m.Vocab == nil {
+		return nil, unsupported("model has no vocab (only BPE models)")
+	}
+	if m.Dropout != nil && *m.Dropout != 0 {
+		return nil, unsupported("model dropout %v makes encoding random", *m.Dropout)
+	}
+	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" {
+		return nil, unsupported("model continuing_subword_prefix %q", *m.ContinuingSubwordPrefix)
+	}
+	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
+		return nil, unsupported("model end_of_word_suffix %q", *m.EndOfWordSuffix)
+	}
+
+	t := &Tokenizer{BOS: -1, EOS: -1}
+	if m.IgnoreMerges {
+		t.Flags |= FlagIgnoreMerges
+	}
+	byteLevel := false
+	for _, p := range flatten(f.PreTokenizer) {
+		if p.Type == "ByteLevel" {
+			byteLevel = true
+		}
+	}
+	var err error
+	if byteLevel {
+		t.Kind = KindByteLevel
+		err = mapByteLevel(f, t)
+	} else {
+		t.Kind = KindSentencePiece
+		err = mapSentencePiece(f, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAddedTokens(f); err != nil {
+		return nil, err
+	}
+	if err := buildVocab(f, t); err != nil {
+		return nil, err
+	}
+	if err := mapPostProcessor(f, cfg, t); err != nil {
+		return nil, err
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("the result is not a valid .mlt: %w", err)
+	}
+	return t, nil
+}
+
+// mapSentencePiece maps normalizer, pre-tokenizer and decoder onto kind 1.
+func mapSentencePiece(f *hfFile, t *Tokenizer) error {
+	if !f.Model.ByteFallback {
+		return unsupported("model: a BPE without byte_fallback and without a ByteLevel pre-tokenizer (kind 1 needs byte fallback)")
+	}
+	norm := flatten(f.Normalizer)
+	pre := flatten(f.PreTokenizer)
+	prepend, replace := false, false
+	for _, n := range norm {
+		switch {
+		case n.Type == "Prepend" && isStr(n.Prepend, "▁") && !prepend:
+			prepend = true
+		case isReplace(n, " ", "▁") && !replace:
+			replace = true
+		default:
+			return unsupported("normalizer %s (kind 1 supports Prepend(▁) and Replace(' '→▁))", describe(n))
+		}
+	}
+	switch {
+	case len(norm) == 0:
+		// Non-legacy: Metaspace does the replacing and the prefix.
+		if len(pre) != 1 || pre[0].Type != "Metaspace" {
+			return unsupported("pre_tokenizer %s (with no normalizer kind 1 needs Metaspace)", describe(f.PreTokenizer))
+		}
+		p := pre[0]
+		if !isStr(p.Replacement, "▁") {
+			return unsupported("pre_tokenizer Metaspace with replacement other than ▁")
+		}
+		if p.Split == nil || *p.Split {
+			return unsupported("pre_tokenizer Metaspace with split true (words split at ▁)")
+		}
+		switch {
+		case isStr(p.PrependScheme, "first"):
+			t.Flags |= FlagPrefixOnce
+		case isStr(p.PrependScheme, "never"):
+			t.Flags |= FlagNoPrefix
+		default:
+			// "always" prepends ▁ unless the segment already starts with one,
+			// which neither the legacy rule nor flag 4 reproduces.
+			return unsupported("pre_tokenizer Metaspace prepend_scheme %v", p.PrependScheme)
+		}
+	case replace && prepend:
+		if len(pre) != 0 {
+			return unsupported("pre_tokenizer %s after the Prepend/Replace normalizer", describe(f.PreTokenizer))
+		}
+	case replace:
+		t.Flags |= FlagNoPrefix
+		// Gemma's Split on " " finds nothing once every space is ▁.
+		for _, p := range pre {
+			if !(p.Type == "Split" && p.Pattern != nil && isStr(p.Pattern.String, " ") && p.Pattern.Regex == nil && !p.Invert) {
+				return unsupported("pre_tokenizer %s", describe(p))
+			}
+		}
+	default:
+		return unsupported("normalizer %s (Prepend(▁) without Replace(' '→▁))", describe(f.Normalizer))
+	}
+	// Decoder: Replace(▁→' '), ByteFallback, Fuse, and Strip(' ', 1, 0)
+	// exactly when a prefix is added.
+	dec := flatten(f.Decoder)
+	want := []string{"Replace", "ByteFallback", "Fuse"}
+	strip := t.Flags&FlagNoPrefix == 0
+	if strip {
+		want = append(want, "Strip")
+	}
+	ok := len(dec) == len(want)
+	for i := 0; ok && i < len(dec); i++ {
+		d := dec[i]
+		switch want[i] {
+		case "Replace":
+			ok = isReplace(d, "▁", " ")
+		case "Strip":
+			ok = d.Type == "Strip" && isStr(d.Content, " ") && d.Start != nil && *d.Start == 1 && (d.Stop == nil || *d.Stop == 0)
+		default:
+			ok = d.Type == want[i]
+		}
+	}
+	if !ok {
+		return unsupported("decoder %s (kind 1 with these flags decodes as Sequence[%s])", describe(f.Decoder), strings.Join(want, ", "))
+	}
+	return nil
+}
+
+// mapByteLevel maps normalizer, pre-tokenizer and decoder onto kind 2.
+func mapByteLevel(f *hfFile, t *Tokenizer) error {
+	for _, n := range flatten(f.Normalizer) {
+		if n.Type == "NFC" {
+			t.Flags |= FlagNFC
+			continue
+		}
+		return unsupported("normalizer %s (kind 2 supports only NFC)", describe(n))
+	}
+	pre := flatten(f.PreTokenizer)
+	if len(pre) > 0 && pre[0].Type == "Digits" {
+		if pre[0].IndividualDigits == nil || !*pre[0].IndividualDigits {
+			return unsupported("pre_tokenizer Digits without individual_digits")
+		}
+		t.Flags |= FlagSplitDigits
+		pre = pre[1:]
+	}
+	bl := pre[len(pre)-1] // the flattened list holds a ByteLevel
+	if bl.Type != "ByteLevel" {
+		return unsupported("pre_tokenizer %s after ByteLevel", describe(bl))
+	}
+	if bl.AddPrefixSpace != nil && *bl.AddPrefixSpace {
+		return unsupported("pre_tokenizer ByteLevel with add_prefix_space true")
+	}
+	useRegex := bl.UseRegex == nil || *bl.UseRegex
+	switch {
+	case len(pre) == 1 && useRegex:
+		t.Flags |= FlagGPT2Regex
+	case len(pre) == 2 && !useRegex:
+		s := pre[0]
+		if s.Type != "Split" || s.Pattern == nil || s.Pattern.Regex == nil || s.Behavior != "Isolated" || s.Invert {
+			return unsupported("pre_tokenizer %s (kind 2 needs Split(regex, Isolated))", describe(s))
+		}
+		switch *s.Pattern.Regex {
+		case regexLlama3:
+		case regexQwen2:
+			t.Flags |= FlagSingleDigits
+		case regexQwen35:
+			t.Flags |= FlagSingleDigits | FlagQwen35Regex
+		case regexGPT2:
+			t.Flags |= FlagGPT2Regex
+		default:
+			return unsupported("pre_tokenizer Split regex %q (supported: the Llama 3, Qwen 2, Qwen 3.5 and GPT-2 regexes)", *s.Pattern.Regex)
+		}
+	default:
+		return unsupported("pre_tokenizer %s (kind 2 needs ByteLevel(use_regex), or one Split(regex) then ByteLevel(use_regex false), optionally after Digits)", describe(f.PreTokenizer))
+	}
+	if f.Decoder == nil || f.Decoder.Type != "ByteLevel" {
+		return unsupported("decoder %s (kind 2 needs ByteLevel)", describe(f.Decoder))
+	}
+	return nil
+}
+
+func checkAddedTokens(f *hfFile) error {
+	var norm, raw []string
+	for _, a := range f.AddedTokens {
+		if a.SingleWord || a.LStrip || a.RStrip {
+			return unsupported("added token %q (id %d) has single_word, lstrip or rstrip", a.Content, a.ID)
+		}
+		if a.Content == "" {
+			return unsupported("added token id %d is empty", a.ID)
+		}
+		if a.Normalized {
+			// Normalized added tokens are matched in the normalized text.
+			if f.Normalizer != nil && len(flatten(f.Normalizer)) > 0 {
+				return unsupported("added token %q (id %d) is matched after the normalizer %s", a.Content, a.ID, f.Normalizer.Type)
+			}
+			norm = append(norm, a.Content)
+		} else {
+			raw = append(raw, a.Content)
+		}
+	}
+	// The tokenizers library extracts the raw-text tokens first, then the
+	// normalized ones; one leftmost-longest pass gives the same result unless
+	// a token of one group can overlap one of the other.
+	for _, a := range norm {
+		for _, b := range raw {
+			if overlaps(a, b) || overlaps(b, a) {
+				return unsupported("added tokens %q (normalized) and %q (not normalized) can overlap", a, b)
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether a proper suffix of a (or all of a) can be a prefix of b,
+// or either contains the other.
+func overlaps(a, b string) bool {
+	if strings.Contains(a, b) || strings.Contains(b, a) {
+		return true
+	}
+	for i := 1; i < len(a); i++ {
+		if strings.HasPrefix(b, a[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// byteLevelDecode maps a piece written with GPT-2's printable characters back
+// to the bytes it stands for; ok is false when a character is not in the map.
+func byteLevelDecode(s string) (b []byte, ok bool) {
+	b = make([]byte, 0, len(s))
+	for _, r := range s {
+		c, ok := unicodeToByte(r)
+		if !ok {
+			return nil, false
+		}
+		b = append(b, c)
+	}
+	return b, true
+}
+
+// byteToUnicode is GPT-2's bytes_to_unicode: printable Latin-1 bytes stand
+// for themselves, the other 68 take the code points from U+0100 in order.
+var byteToUnicode = func() (m [256]rune) {
+	n := 0
+	for b := range 256 {
+		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
+			m[b] = rune(b)
+		} else {
+			m[b] = rune(256 + n)
+			n++
+		}
+	}
+	return m
+}()
+
+// unicodeByte inverts byteToUnicode: index rune, value byte+1 (0 = not in the map).
+var unicodeByte = func() (m [0x144]uint16) {
+	for b, r := range byteToUnicode {
+		m[r] = uint16(b) + 1
+	}
+	return m
+}()
+
+func unicodeToByte(r rune) (byte, bool) {
+	if r < 0 || int(r) >= len(unicodeByte) || unicodeByte[r] == 0 {
+		return 0, false
+	}
+	return byte(unicodeByte[r] - 1), true
+}
+
+// buildVocab fills t.Tokens from the model vocab and the added tokens, and
+// t.Merges from the merges.
+func buildVocab(f *hfFile, t *Tokenizer) error {
+	m := &f.Model
+	n := 0
+	for p, id := range m.Vocab {
+		if id < 0 || id >= MaxVocab {
+			return unsupported("vocab entry %q has id %d outside 0..%d", p, id, MaxVocab-1)
+		}
+		n = max(n, id+1)
+	}
+	for _, a := range f.AddedTokens {
+		if a.ID < 0 || a.ID >= MaxVocab {
+			return unsupported("added token %q has id %d outside 0..%d", a.Content, a.ID, MaxVocab-1)
+		}
+		n = max(n, a.ID+1)
+	}
+	t.Tokens = make([]Token, n)
+	filled := make([]bool, n)
+	pieces := make([]string, n) // the vocab piece of each id, for the merges
+	for p, id := range m.Vocab {
+		if filled[id] {
+			return unsupported("vocab entries %q and %q share id %d", pieces[id], p, id)
+		}
+		filled[id] = true
+		pieces[id] = p
+		tok := Token{Attr: AttrNormal}
+		if t.Kind == KindByteLevel {
+			b, ok := byteLevelDecode(p)
+			if !ok {
+				return unsupported("vocab entry %q (id %d) is not written in the byte-level alphabet", p, id)
+			}
+			tok.Bytes = b
+		} else if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' {
+			var c byte
+			if _, err := fmt.Sscanf(p[3:5], "%02X", &c); err == nil && fmt.Sprintf("<0x%02X>", c) == p {
+				tok = Token{Attr: AttrByte, Bytes: []byte{c}}
+			} else {
+				tok.Bytes = []byte(p)
+			}
+		} else {
+			tok.Bytes = []byte(p)
+		}
+		t.Tokens[id] = tok
+	}
+	for _, a := range f.AddedTokens {
+		if filled[a.ID] {
+			if t.Tokens[a.ID].Attr == AttrNormal && string(t.Tokens[a.ID].Bytes) != a.Content &&
+				!(t.Kind == KindSentencePiece && pieces[a.ID] == a.Content) {
+				return unsupported("added token %q has id %d, which the vocab gives to %q", a.Content, a.ID, pieces[a.ID])
+			}
+			if t.Tokens[a.ID].Attr == AttrByte {
+				return unsupported("added token %q has the id %d of a byte token", a.Content, a.ID)
+			}
+		}
+		if t.Kind == KindByteLevel {
+			// The ByteLevel decoder maps a token through the byte alphabet when
+			// every character is in it, so such a token decodes to other bytes
+			// than its text unless the mapping is the identity.
+			if b, ok := byteLevelDecode(a.Content); ok && string(b) != a.Content {
+				return unsupported("added token %q (id %d) decodes to %q through the ByteLevel decoder", a.Content, a.ID, b)
+			}
+		}
+		filled[a.ID] = true
+		t.Tokens[a.ID] = Token{Attr: AttrAdded, Bytes: []byte(a.Content)}
+	}
+	for id, ok := range filled {
+		if !ok {
+			return unsupported("no token has id %d (ids must run from 0 to %d without gaps)", id, n-1)
+		}
+	}
+
+	// Merges: ["a b", ...] or [["a", "b"], ...].
+	var pairs [][2]string
+	if len(m.Merges) > 0 && string(m.Merges) != "null" {
+		var strs []string
+		if err := json.Unmarshal(m.Merges, &strs); err == nil {
+			pairs = make([][2]string, len(strs))
+			for i, s := range strs {
+				l, r, ok := strings.Cut(s, " ")
+				if !ok || strings.Contains(r, " ") {
+					return unsupported("merge %d %q is not two pieces separated by one space", i, s)
+				}
+				pairs[i] = [2]string{l, r}
+			}
+		} else {
+			var lists [][]string
+			if err := json.Unmarshal(m.Merges, &lists); err != nil {
+				return unsupported("model merges are neither strings nor pairs: %v", err)
+			}
+			pairs = make([][2]string, len(lists))
+			for i, l := range lists {
+				if len(l) != 2 {
+					return unsupported("merge %d has %d pieces, want 2", i, len(l))
+				}
+				pairs[i] = [2]string{l[0], l[1]}
+			}
+		}
+	}
+	t.Merges = make([][3]uint32, len(pairs))
+	for i, p := range pairs {
+		l, okl := m.Vocab[p[0]]
+		r, okr := m.Vocab[p[1]]
+		mg, okm := m.Vocab[p[0]+p[1]]
+		if !okl || !okr || !okm {
+			missing := p[0]
+			if okl {
+				missing = p[1]
+			}
+			if okl && okr {
+				missing = p[0] + p[1]
+			}
+			return unsupported("merge %d (%q, %q) names %q, which is not in the vocab", i, p[0], p[1], missing)
+		}
+		t.Merges[i] = [3]uint32{uint32(l), uint32(r), uint32(mg)}
+	}
+	return nil
+}
+
+// mapPostProcessor sets BOS, EOS and the add-BOS flag.
+func mapPostProcessor(f *hfFile, cfg *hfConfig, t *Tokenizer) error {
+	for _, p := range flatten(f.PostProcessor) {
+		switch p.Type {
+		case "ByteLevel":
+			// Only adjusts offsets.
+		case "TemplateProcessing":
+			var names []string
+			seq := -1
+			for i, item := range p.Single {
+				if s, ok := item["SpecialToken"]; ok {
+					names = append(names, s.ID)
+				} else if _, ok := item["Sequence"]; ok {
+					seq = i
+				} else {
+					return unsupported("post_processor TemplateProcessing item %v", item)
+				}
+			}
+			switch {
+			case seq == 0 && len(p.Single) == 1:
+			case seq == 1 && len(p.Single) == 2:
+				st, ok := p.SpecialTokens[names[0]]
+				if !ok || len(st.IDs) != 1 {
+					return unsupported("post_processor TemplateProcessing special token %q is not one id", names[0])
+				}
+				t.BOS = int32(st.IDs[0])
+				t.Flags |= FlagAddBOS
+			default:
+				return unsupported("post_processor TemplateProcessing %v adds tokens other than one BOS before the text", names)
+			}
+		default:
+			return unsupported("post_processor %s", describe(p))
+		}
+	}
+	ids := map[string]int{}
+	for id, tok := range t.Tokens {
+		if tok.Attr == AttrAdded {
+			ids[string(tok.Bytes)] = id
+		}
+	}
+	if t.BOS < 0 {
+		if id, ok := ids[tokenName(cfg.BOSToken)]; ok {
+			t.BOS = int32(id)
+		}
+	}
+	if cfg.AddBOSToken != nil && *cfg.AddBOSToken && t.Flags&FlagAddBOS == 0 {
+		if t.BOS < 0 {
+			return unsupported("tokenizer_config.json add_bos_token is true but bos_token %q is not an added token", tokenName(cfg.BOSToken))
+		}
+		t.Flags |= FlagAddBOS
+	}
+	if id, ok := ids[tokenName(cfg.EOSToken)]; ok {
+		t.EOS = int32(id)
+	} else {
+		for _, name := range []string{"</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>", "<|im_end|>", "<|eot_id|>", "<end_of_turn>"} {
+			if id, ok := ids[name]; ok {
+				t.EOS = int32(id)
+				break
+			}
+		}
+	}
+	return nil
+}
