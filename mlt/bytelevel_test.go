@@ -180,3 +180,101 @@ func trunc(ids []int) []int {
 	}
 	return ids
 }
+
+// longDocument concatenates the long mixed documents of a cases.jsonl (the
+// texts of 10 KB or more: 20, 40 and 60 KB in the shipped files).
+func longDocument(b testing.TB, path string) string {
+	var sb strings.Builder
+	for _, c := range readCases(b, path) {
+		if len(c.Text) >= 10000 {
+			sb.WriteString(c.Text)
+		}
+	}
+	if sb.Len() == 0 {
+		b.Skipf("%s has no long documents", path)
+	}
+	return sb.String()
+}
+
+// BenchmarkByteLevelEncode measures encoding of the long documents, in MB/s.
+// The pre-token cache is emptied before each pass ("cold") or kept ("warm").
+func BenchmarkByteLevelEncode(b *testing.B) {
+	for _, set := range byteLevelSets {
+		dir := testenv.Shared(b, "tokenizers", set.dir)
+		tk := loadByteLevelJSON(b, filepath.Join(dir, "tokenizer.json"), set.flags)
+		tk.prepare()
+		doc := longDocument(b, filepath.Join(dir, "cases.jsonl"))
+		for _, cold := range []bool{true, false} {
+			name := set.dir + "/warm"
+			if cold {
+				name = set.dir + "/cold"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(doc)))
+				for b.Loop() {
+					if cold {
+						tk.merger.cache = nil
+					}
+					encodeSegments(tk, doc)
+				}
+			})
+		}
+	}
+}
+
+// tinyByteLevel makes a kind 2 tokenizer whose ids 0..255 are the single bytes,
+// followed by the given pieces; merges are given as (left, right) piece strings.
+func tinyByteLevel(t *testing.T, flags uint32, pieces []string, merges [][2]string) *Tokenizer {
+	t.Helper()
+	tk := &Tokenizer{Kind: KindByteLevel, Flags: flags, BOS: -1, EOS: -1}
+	id := map[string]int{}
+	for b := range 256 {
+		tk.Tokens = append(tk.Tokens, Token{Bytes: []byte{byte(b)}})
+		id[string([]byte{byte(b)})] = b
+	}
+	for _, p := range pieces {
+		id[p] = len(tk.Tokens)
+		tk.Tokens = append(tk.Tokens, Token{Bytes: []byte(p)})
+	}
+	for _, m := range merges {
+		tk.Merges = append(tk.Merges, [3]uint32{uint32(id[m[0]]), uint32(id[m[1]]), uint32(id[m[0]+m[1]])})
+	}
+	if err := tk.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func TestEncodeByteLevelFlags(t *testing.T) {
+	// 256 "ab", 257 "abc", 258 "é" (c3 a9), 259 " ab", 260 " 1"
+	pieces := []string{"ab", "abc", "é", " ab", " 1"}
+	merges := [][2]string{{"a", "b"}, {"\xc3", "\xa9"}, {" ", "ab"}, {" ", "1"}}
+	tests := []struct {
+		flags uint32
+		in    string
+		want  []int
+	}{
+		{0, "abc", []int{256, 'c'}},                       // no rule makes abc
+		{FlagIgnoreMerges, "abc", []int{257}},             // but it is in the vocabulary
+		{FlagIgnoreMerges, "abcab", []int{256, 'c', 256}}, // only whole pre-tokens count
+		{0, "ab ab", []int{256, 259}},
+		{0, "e\u0301", []int{'e', 0xcc, 0x81}},
+		{FlagNFC, "e\u0301", []int{258}},
+		{0, "ab12345", []int{256, '1', '2', '3', '4', '5'}},
+		{FlagSplitDigits | FlagGPT2Regex, "ab 12", []int{256, ' ', '1', '2'}},
+		{FlagGPT2Regex, "ab 12", []int{256, 260, '2'}},
+		{0, "ab 12", []int{256, ' ', '1', '2'}}, // Llama 3: " " and "12" are separate pre-tokens
+		{FlagGPT2Regex, "x ab", []int{'x', 259}},
+		{FlagSplitDigits | FlagGPT2Regex, "1 ab", []int{'1', 259}},
+	}
+	for _, tc := range tests {
+		tk := tinyByteLevel(t, tc.flags, pieces, merges)
+		if got := tk.encodeByteLevel(tc.in, nil); !slices.Equal(got, tc.want) {
+			t.Errorf("flags %d, %q: got %v, want %v", tc.flags, tc.in, got, tc.want)
+		}
+		// Again, now through the cache.
+		if got := tk.encodeByteLevel(tc.in, nil); !slices.Equal(got, tc.want) {
+			t.Errorf("flags %d, %q (cached): got %v, want %v", tc.flags, tc.in, got, tc.want)
+		}
+	}
+}
