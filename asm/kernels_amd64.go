@@ -68,7 +68,26 @@ func getScratch(n int) *[]byte {
 	return &b
 }
 
-func quantizeQ8_0(x []float32, q []int8, d []float32) { quantizeQ8_0Generic(x, q, d) }
+// quantizeQ8_0AVX512 is quantizeQ8_0Generic over nb ≥ 1 blocks.
+//
+//go:noescape
+func quantizeQ8_0AVX512(x *float32, q *int8, d *float32, nb int)
+
+// quantizeQ8_0AVX2 is quantizeQ8_0Generic over nb ≥ 1 blocks.
+//
+//go:noescape
+func quantizeQ8_0AVX2(x *float32, q *int8, d *float32, nb int)
+
+func quantizeQ8_0(x []float32, q []int8, d []float32) {
+	switch active {
+	case AVX512:
+		quantizeQ8_0AVX512(&x[0], &q[0], &d[0], len(x)/BlockSize)
+	case AVX2:
+		quantizeQ8_0AVX2(&x[0], &q[0], &d[0], len(x)/BlockSize)
+	default:
+		quantizeQ8_0Generic(x, q, d)
+	}
+}
 
 func dotQ8_0(w []int8, dw []float32, a []int8, da []float32) float32 {
 	var out [1]float32
