@@ -1,0 +1,317 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/quantize"
+	"github.com/schollz/progressbar/v3"
+)
+
+// Options control Convert. The zero value writes Q8_0 next to nothing:
+// Out must be set.
+type Options struct {
+	Out         string        // the .mlb to write; the .mlt goes beside it
+	Type        quantize.Type // quantize.TypeQ8_0 (default when 0) or quantize.TypeQ4_0
+	Q8Mask      uint32        // Q4_0 only: matrix classes kept in Q8_0 (mlb.Mask*; see ParseQ8Classes)
+	Q4Rule      string        // "best", "round", or "" for the architecture's default (round for Gemma 3)
+	Imatrix     string        // importance matrix file (MLI1), weighting Q4_0 best fit
+	F16Scales   bool          // store scales as f16
+	Threads     int           // quantization threads; 0 = 1
+	NoTokenizer bool          // do not convert tokenizer.json
+	Progress    io.Writer     // a progress bar is drawn here when it is a terminal
+	Log         io.Writer     // warnings, one per line; nil = discard
+}
+
+// Report says what Convert did.
+type Report struct {
+	Arch        string // architectures[0] or model_type
+	Family      string // the mapping used: llama, mistral, qwen2, ...
+	Out         string
+	Tokenizer   string // the .mlt written, "" when none
+	Header      mlb.Header
+	Q4Rule      string
+	Tensors     int   // arrays of the body written
+	SourceBytes int64 // bytes of the source tensors used
+	OutBytes    int64 // size of the .mlb
+	Elapsed     time.Duration
+	Warnings    []string
+}
+
+// q8Classes are the --q8 class names and their q8_mask bits.
+var q8Classes = map[string]uint32{"tok_emb": mlb.MaskTokEmb, "wcls": mlb.MaskWcls, "wqk": mlb.MaskWQK,
+	"wv": mlb.MaskWV, "wo": mlb.MaskWO, "w13": mlb.MaskW13, "w2": mlb.MaskW2}
+
+// ParseQ8Classes turns a comma-separated list of matrix classes (tok_emb,
+// wcls, wqk, wv, wo, w13, w2) into a q8_mask.
+func ParseQ8Classes(s string) (uint32, error) {
+	var m uint32
+	for _, c := range strings.Split(s, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		b, ok := q8Classes[c]
+		if !ok {
+			return 0, fmt.Errorf("convert: unknown matrix class %q (want tok_emb, wcls, wqk, wv, wo, w13 or w2)", c)
+		}
+		m |= b
+	}
+	return m, nil
+}
+
+// TokenizerPath returns the .mlt path written beside out.
+func TokenizerPath(out string) string {
+	return strings.TrimSuffix(out, filepath.Ext(out)) + ".mlt"
+}
+
+// Convert converts the Hugging Face checkpoint in dir to opt.Out.
+func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
+	start := time.Now()
+	if opt.Out == "" {
+		return nil, errors.New("convert: no output file given")
+	}
+	if opt.Type == 0 {
+		opt.Type = quantize.TypeQ8_0
+	}
+	if opt.Type != quantize.TypeQ8_0 && opt.Type != quantize.TypeQ4_0 {
+		return nil, fmt.Errorf("convert: unknown type %d (want Q8_0 or Q4_0)", opt.Type)
+	}
+	if opt.Q8Mask != 0 && opt.Type != quantize.TypeQ4_0 {
+		return nil, errors.New("convert: --q8 classes only apply to Q4_0 models")
+	}
+	if opt.Q8Mask&^127 != 0 {
+		return nil, fmt.Errorf("convert: q8 mask %#x has unknown bits", opt.Q8Mask)
+	}
+	logw := opt.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	cfg, err := readConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	ck, err := OpenCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ck.Close()
+	p, err := buildPlan(cfg, ck)
+	if err != nil {
+		return nil, err
+	}
+	h := p.mh.h
+	h.WType = uint32(opt.Type)
+	h.Q8Mask = opt.Q8Mask
+	if opt.F16Scales {
+		h.ScaleF16 = 1
+	}
+	rule := quantize.BestFit
+	switch opt.Q4Rule {
+	case "":
+		if p.family.q4Round {
+			rule = quantize.Round
+		}
+	case "best":
+	case "round":
+		rule = quantize.Round
+	default:
+		return nil, fmt.Errorf("convert: unknown Q4_0 rule %q (want best or round)", opt.Q4Rule)
+	}
+	rep := &Report{Arch: p.arch, Family: p.family.name, Out: opt.Out, Q4Rule: rule.String(), Warnings: p.warnings}
+	if opt.Type != quantize.TypeQ4_0 {
+		rep.Q4Rule = ""
+	}
+	warn := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		rep.Warnings = append(rep.Warnings, s)
+		fmt.Fprintln(logw, "warning:", s)
+	}
+	for _, w := range p.warnings {
+		fmt.Fprintln(logw, "warning:", w)
+	}
+
+	imp, err := loadImportance(opt.Imatrix, &h, warn)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Imatrix != "" && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
+		warn("--imatrix only changes Q4_0 blocks quantized with the best-fit rule; it has no effect here")
+	}
+	tok, err := loadTokenizer(dir, opt.NoTokenizer, int(h.Vocab))
+	if err != nil {
+		return nil, err
+	}
+
+	w, err := mlb.Create(opt.Out, &h)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.Abort()
+		}
+	}()
+	var total int64
+	for _, t := range w.Remaining() {
+		total += t.Elems()
+	}
+	bar := newBar(opt.Progress, total)
+	for {
+		ti, more := w.Next()
+		if !more {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if bar != nil {
+			bar.Describe(ti.Name)
+		}
+		pr := p.prods[ti.Name]
+		if pr == nil {
+			return nil, fmt.Errorf("convert: internal error: no source for %s", ti.Name)
+		}
+		switch {
+		case ti.Type == mlb.F32:
+			v, err := pr.vec()
+			if err != nil {
+				return nil, err
+			}
+			if err := w.WriteF32(ti.Name, v); err != nil {
+				return nil, err
+			}
+		case ti.Type.Quantized():
+			qt := quantize.TypeQ8_0
+			if ti.Type == mlb.Q4_0 {
+				qt = quantize.TypeQ4_0
+			}
+			qo := quantize.Options{Name: ti.Name, F16Scales: opt.F16Scales, Q4Rule: rule, Threads: opt.Threads,
+				Importance: imp(ti)}
+			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.WriteMatrix(ti.Name, q, s); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("convert: internal error: tensor %s of type %v", ti.Name, ti.Type)
+		}
+		if bar != nil && ti.Type == mlb.F32 {
+			bar.Add64(ti.Elems())
+		}
+		for _, t := range pr.srcs {
+			rep.SourceBytes += int64(len(t.data))
+			t.release()
+		}
+		rep.Tensors++
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	ok = true
+	if bar != nil {
+		bar.Finish()
+	}
+	// Verify: the file must load with every check of the loader.
+	f, err := mlb.Open(opt.Out)
+	if err != nil {
+		os.Remove(opt.Out)
+		return nil, fmt.Errorf("convert: written file fails verification (removed): %w", err)
+	}
+	rep.Header, rep.OutBytes = f.Header, f.Size
+	f.Close()
+	if tok != nil {
+		rep.Tokenizer = TokenizerPath(opt.Out)
+		if err := tok.write(rep.Tokenizer); err != nil {
+			return nil, err
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// chunkBytes bounds the float32 rows converted at once, so a large
+// embedding never exists whole in float32.
+const chunkBytes = 16 << 20
+
+// quantizeRows converts and quantizes a matrix chunk by chunk. Rows are
+// quantized independently, so the bytes equal those of one Matrix call.
+func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar) (q, s []byte, err error) {
+	rows, cols := ti.Rows, ti.Cols
+	if pr.t == nil || pr.rows != rows || pr.t.Cols() != cols {
+		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
+	}
+	per := max(1, chunkBytes/(4*cols))
+	buf := make([]float32, min(per, rows)*cols)
+	for r0 := 0; r0 < rows; r0 += per {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		r1 := min(rows, r0+per)
+		x := buf[:(r1-r0)*cols]
+		if pr.rowOf == nil {
+			if err := pr.t.RowsF32(x, r0, r1); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			for r := r0; r < r1; r++ {
+				sr := pr.rowOf(r)
+				if err := pr.t.RowsF32(x[(r-r0)*cols:(r-r0+1)*cols], sr, sr+1); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		if pr.scale != 1 {
+			for i := range x {
+				x[i] *= pr.scale
+			}
+		}
+		cq, cs, err := quantize.Matrix(qt, x, r1-r0, cols, qo)
+		if err != nil {
+			return nil, nil, fmt.Errorf("convert: %w", err)
+		}
+		if q == nil {
+			nb := rows * cols / quantize.BlockSize
+			q = make([]byte, 0, nb*qt.BlockBytes())
+			s = make([]byte, 0, nb*len(cs)/max(1, (r1-r0)*cols/quantize.BlockSize))
+		}
+		q = append(q, cq...)
+		s = append(s, cs...)
+		if bar != nil {
+			bar.Add64(int64(len(x)))
+		}
+	}
+	return q, s, nil
+}
+
+// newBar returns a progress bar on w when w is a terminal, else nil.
+func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || f == nil {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("converting"),
+		progressbar.OptionSetItsString("weights"),
+		progressbar.OptionShowIts(),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionFullWidth())
+}
