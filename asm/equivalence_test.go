@@ -246,3 +246,88 @@ func TestProductsMatchGeneric(t *testing.T) {
 		}
 	})
 }
+
+// TestMatMulTiles crosses the weight tile boundary of the tiled matmul.
+func TestMatMulTiles(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		// 256 KiB tiles: 64 blocks of Q8_0 are 2 KiB per row, 128 rows a tile.
+		p := genProblem(rng, 64, 300, 6, false, "normal", "normal")
+		w8, w4 := p.want()
+		p.check(t, 1, w8, w4)
+	})
+}
+
+func TestQuantizeMatchesGeneric(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, nb := range blockCounts {
+			for _, kind := range xKinds {
+				x := make([]float32, nb*32)
+				for i := range x {
+					x[i] = genX(rng, kind)
+				}
+				for off := range 3 {
+					checkQuantize(t, fmt.Sprintf("nb=%d/%s/off=%d", nb, kind, off), x, off)
+				}
+			}
+		}
+	})
+}
+
+var xKinds = []string{"normal", "tiny", "subnormal", "huge", "halves", "nan", "inf", "negzero", "mixed"}
+
+func genX(rng *rand.Rand, kind string) float32 {
+	switch kind {
+	case "tiny":
+		return float32(rng.NormFloat64() * 1e-31)
+	case "subnormal":
+		return math.Float32frombits(uint32(rng.IntN(1<<23)) | uint32(rng.IntN(2))<<31)
+	case "huge":
+		return float32(rng.NormFloat64() * 1e37)
+	case "halves":
+		// x·127/amax lands on or near .5 boundaries.
+		return float32(rng.IntN(255)-127) / 254 * 3
+	case "nan":
+		if rng.IntN(8) == 0 {
+			return float32(math.NaN())
+		}
+	case "inf":
+		if rng.IntN(16) == 0 {
+			return float32(math.Inf(2*rng.IntN(2) - 1))
+		}
+	case "negzero":
+		if rng.IntN(2) == 0 {
+			return float32(math.Copysign(0, -1))
+		}
+		return 0
+	case "mixed":
+		return genX(rng, xKinds[rng.IntN(len(xKinds)-1)])
+	}
+	return float32(rng.NormFloat64())
+}
+
+func checkQuantize(t *testing.T, name string, x []float32, off int) {
+	t.Helper()
+	nb := len(x) / 32
+	wantQ := make([]int8, len(x))
+	wantD := make([]float32, nb)
+	generic(func() { QuantizeQ8_0(x, wantQ, wantD) })
+	xs, _ := guarded(len(x), off, float32(1e30))
+	copy(xs, x)
+	q, checkQ := guarded(len(x), off, int8(0x55))
+	d, checkD := guarded(nb, off, float32(9))
+	QuantizeQ8_0(xs, q, d)
+	checkQ(t, name+" q")
+	checkD(t, name+" d")
+	for i := range wantQ {
+		if q[i] != wantQ[i] {
+			t.Fatalf("%s: q[%d] got %v, want %v (x=%v)", name, i, q[i], wantQ[i], x[i])
+		}
+	}
+	for i := range wantD {
+		if math.Float32bits(d[i]) != math.Float32bits(wantD[i]) {
+			t.Fatalf("%s: d[%d] got %v, want %v", name, i, d[i], wantD[i])
+		}
+	}
+}
