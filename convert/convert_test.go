@@ -353,7 +353,9 @@ func TestHeaders(t *testing.T) {
 			return cmp(h.Flags[0], mlb.FlagLinear, h.Flags[1], 0, h.AttnGate, 1, h.RotDim, 4, h.LinKHeads, 2, h.LinVHeads, 4,
 				h.LinKDim, 16, h.LinVDim, 16, h.LinConv, 4, h.RopeTheta, 1e7, h.QKNorm, 1, h.SharedClassifier, 0)
 		}},
-		{"phi3", func(h *mlb.Header) string { return cmp(h.SlidingWindow, 48, h.NormEps, float32(1e-5), h.SharedClassifier, 0) }},
+		{"phi3", func(h *mlb.Header) string {
+			return cmp(h.SlidingWindow, 48, h.NormEps, float32(1e-5), h.SharedClassifier, 0)
+		}},
 		{"granite", func(h *mlb.Header) string {
 			return cmp(h.EmbedScale, 12, h.AttnScale, 0.0078125, h.SharedClassifier, 1, h.RopeTheta, 1e7)
 		}},
