@@ -20,10 +20,14 @@ type refModel struct {
 	f    *mlb.File
 	qact bool
 	w    map[string][]float64
+	// sq sums the squares of every matrix input by matrix name, and n counts
+	// the products, for the importance-matrix test.
+	sq map[string][]float64
+	n  map[string]int
 }
 
 func newRef(t *testing.T, f *mlb.File, qact bool) *refModel {
-	r := &refModel{h: f.Header, f: f, qact: qact, w: map[string][]float64{}}
+	r := &refModel{h: f.Header, f: f, qact: qact, w: map[string][]float64{}, sq: map[string][]float64{}, n: map[string]int{}}
 	for i := range f.Tensors {
 		tt := &f.Tensors[i]
 		var v []float64
@@ -81,6 +85,13 @@ func qround(x []float64) []float64 {
 func (r *refModel) matvec(name string, x []float64) []float64 {
 	w := r.get(name)
 	cols := len(x)
+	if r.sq[name] == nil {
+		r.sq[name] = make([]float64, cols)
+	}
+	for i, v := range x {
+		r.sq[name][i] += v * v
+	}
+	r.n[name]++
 	if r.qact {
 		x = qround(x)
 	}
