@@ -24,34 +24,34 @@ const (
 // hfComp is any tokenizer.json component (normalizer, pre-tokenizer,
 // post-processor, decoder); only the fields the supported types use are read.
 type hfComp struct {
-	Type          string    `json:"type"`
-	Normalizers   []*hfComp `json:"normalizers"`
-	Pretokenizers []*hfComp `json:"pretokenizers"`
-	Decoders      []*hfComp `json:"decoders"`
-	Processors    []*hfComp `json:"processors"`
+	Type          string    `json:"type,omitempty"`
+	Normalizers   []*hfComp `json:"normalizers,omitempty"`
+	Pretokenizers []*hfComp `json:"pretokenizers,omitempty"`
+	Decoders      []*hfComp `json:"decoders,omitempty"`
+	Processors    []*hfComp `json:"processors,omitempty"`
 
-	Prepend *string `json:"prepend"`
+	Prepend *string `json:"prepend,omitempty"`
 	Pattern *struct {
-		String *string `json:"String"`
-		Regex  *string `json:"Regex"`
-	} `json:"pattern"`
-	Content  *string `json:"content"`
-	Behavior string  `json:"behavior"`
-	Invert   bool    `json:"invert"`
+		String *string `json:"String,omitempty"`
+		Regex  *string `json:"Regex,omitempty"`
+	} `json:"pattern,omitempty"`
+	Content  *string `json:"content,omitempty"`
+	Behavior string  `json:"behavior,omitempty"`
+	Invert   bool    `json:"invert,omitempty"`
 
-	AddPrefixSpace   *bool   `json:"add_prefix_space"`
-	UseRegex         *bool   `json:"use_regex"`
-	IndividualDigits *bool   `json:"individual_digits"`
-	Replacement      *string `json:"replacement"`
-	PrependScheme    *string `json:"prepend_scheme"`
-	Split            *bool   `json:"split"`
-	Start            *int    `json:"start"`
-	Stop             *int    `json:"stop"`
+	AddPrefixSpace   *bool   `json:"add_prefix_space,omitempty"`
+	UseRegex         *bool   `json:"use_regex,omitempty"`
+	IndividualDigits *bool   `json:"individual_digits,omitempty"`
+	Replacement      *string `json:"replacement,omitempty"`
+	PrependScheme    *string `json:"prepend_scheme,omitempty"`
+	Split            *bool   `json:"split,omitempty"`
+	Start            *int    `json:"start,omitempty"`
+	Stop             *int    `json:"stop,omitempty"`
 
-	Single        []map[string]struct{ ID string } `json:"single"`
+	Single        []map[string]struct{ ID string } `json:"single,omitempty"`
 	SpecialTokens map[string]struct {
-		IDs []int `json:"ids"`
-	} `json:"special_tokens"`
+		IDs []int `json:"ids,omitempty"`
+	} `json:"special_tokens,omitempty"`
 }
 
 type hfAdded struct {
@@ -146,8 +146,8 @@ func describe(c *hfComp) string {
 	}
 	b, _ := json.Marshal(c)
 	s := string(b)
-	if len(s) > 200 {
-		s = s[:200] + "..."
+	if len(s) > 300 {
+		s = s[:300] + "..."
 	}
 	return c.Type + " " + s
 }

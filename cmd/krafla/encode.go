@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/mlt"
+)
+
+func init() { addCommand(newEncodeCmd) }
+
+type encodeOptions struct {
+	Tokenizer string
+	NoBOS     bool
+	JSONL     bool
+}
+
+func newEncodeCmd() *cobra.Command {
+	var o encodeOptions
+	c := &cobra.Command{
+		Use:   "encode -t TOK.mlt [--no-bos] TEXT",
+		Short: "Print the token ids of a text",
+		Long: `encode prints the ids of TEXT, separated by spaces, with BOS first when the
+tokenizer adds one (unless --no-bos). With --jsonl it reads lines of JSON
+objects {"text": ...} from standard input instead and writes one line
+{"ids": [...]} for each.`,
+		Example: `  krafla encode -t llama.mlt "Hello world"
+  printf '{"text":"Hello"}\n' | krafla encode -t llama.mlt --jsonl`,
+		Args: func(c *cobra.Command, args []string) error {
+			if o.JSONL && len(args) != 0 {
+				return usageError{fmt.Errorf("--jsonl reads the texts from standard input and takes no TEXT argument\nRun '%s --help' for usage.", c.CommandPath())}
+			}
+			if o.JSONL {
+				return nil
+			}
+			return exactArgs(1)(c, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Tokenizer == "" {
+				return usageError{fmt.Errorf("-t TOK.mlt is required\nRun '%s --help' for usage.", cmd.CommandPath())}
+			}
+			t, err := mlt.Open(o.Tokenizer)
+			if err != nil {
+				return err
+			}
+			if o.JSONL {
+				return runEncodeJSONL(t, o, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
+			return runEncode(t, o, args[0], cmd.OutOrStdout())
+		},
+	}
+	c.Flags().StringVarP(&o.Tokenizer, "tokenizer", "t", "", "the .mlt tokenizer (required)")
+	c.Flags().BoolVar(&o.NoBOS, "no-bos", false, "do not prepend BOS even when the tokenizer adds one")
+	c.Flags().BoolVar(&o.JSONL, "jsonl", false, `read {"text": ...} lines on standard input, write {"ids": [...]} lines`)
+	return c
+}
+
+func runEncode(t *mlt.Tokenizer, o encodeOptions, text string, out io.Writer) error {
+	ids := t.Encode(text, !o.NoBOS)
+	b := make([]byte, 0, len(ids)*7)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(id), 10)
+	}
+	b = append(b, '\n')
+	_, err := out.Write(b)
+	return err
+}
+
+func runEncodeJSONL(t *mlt.Tokenizer, o encodeOptions, in io.Reader, out io.Writer) error {
+	r := bufio.NewReaderSize(in, 1<<20)
+	w := bufio.NewWriter(out)
+	var ids []int
+	var b []byte
+	for line := 1; ; line++ {
+		l, err := r.ReadBytes('\n')
+		if len(l) > 0 {
+			var rec struct {
+				Text *string `json:"text"`
+			}
+			if jerr := json.Unmarshal(l, &rec); jerr != nil {
+				return fmt.Errorf("stdin line %d: %v", line, jerr)
+			}
+			if rec.Text == nil {
+				return fmt.Errorf("stdin line %d: no \"text\" field", line)
+			}
+			ids = t.AppendEncode(ids[:0], *rec.Text, !o.NoBOS)
+			b = append(b[:0], `{"ids":[`...)
+			for i, id := range ids {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(id), 10)
+			}
+			b = append(b, "]}\n"...)
+			if _, werr := w.Write(b); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/krafla/krafla/mlt"
+)
+
+func init() { inspectors["MLT1"] = inspectMLT }
+
+// mltSample is how many tokens and merges inspect lists.
+const mltSample = 8
+
+type mltTokenJSON struct {
+	ID    int    `json:"id"`
+	Attr  string `json:"attr"`
+	Piece string `json:"piece"`
+}
+
+type mltMergeJSON struct {
+	Rank   int    `json:"rank"`
+	Left   int    `json:"left"`
+	Right  int    `json:"right"`
+	Merged int    `json:"merged"`
+	Text   string `json:"text"`
+}
+
+type mltJSON struct {
+	Path       string         `json:"path"`
+	Magic      string         `json:"magic"`
+	Version    int            `json:"version"`
+	Kind       int            `json:"kind"`
+	KindName   string         `json:"kind_name"`
+	Flags      uint32         `json:"flags"`
+	FlagNames  []string       `json:"flag_names"`
+	Vocab      int            `json:"n_vocab"`
+	Normal     int            `json:"normal_tokens"`
+	Added      int            `json:"added_tokens"`
+	Byte       int            `json:"byte_tokens"`
+	Merges     int            `json:"n_merges"`
+	BOS        int32          `json:"bos"`
+	EOS        int32          `json:"eos"`
+	StopTokens []int          `json:"stop_tokens"`
+	Tokens     []mltTokenJSON `json:"sample_tokens"`
+	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
+	MergeList  []mltMergeJSON `json:"sample_merges"`
+}
+
+var attrNames = []string{"normal", "added", "byte"}
+
+// piece shows a token's bytes readably: quoted Go syntax for non-byte
+// tokens, <0xXX> for byte tokens.
+func piece(tok mlt.Token) string {
+	if tok.Attr == mlt.AttrByte {
+		return fmt.Sprintf("<0x%02X>", tok.Bytes[0])
+	}
+	return strconv.Quote(string(tok.Bytes))
+}
+
+func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
+	t, err := mlt.Open(path)
+	if err != nil {
+		code := "ML_E_FORMAT"
+		if errors.Is(err, mlt.ErrIO) {
+			code = "ML_E_IO"
+		}
+		return fmt.Errorf("%s: %w", code, err)
+	}
+	j := mltJSON{
+		Path: path, Magic: "MLT1", Version: 1, Kind: int(t.Kind), KindName: t.Kind.String(),
+		Flags: t.Flags, FlagNames: mlt.FlagNames(t.Flags), Vocab: len(t.Tokens), Merges: len(t.Merges),
+		BOS: t.BOS, EOS: t.EOS, StopTokens: t.StopTokens(),
+	}
+	if j.FlagNames == nil {
+		j.FlagNames = []string{}
+	}
+	for id, tok := range t.Tokens {
+		e := mltTokenJSON{ID: id, Attr: attrNames[tok.Attr], Piece: piece(tok)}
+		switch tok.Attr {
+		case mlt.AttrNormal:
+			j.Normal++
+			if len(j.Tokens) < mltSample && len(tok.Bytes) > 1 {
+				j.Tokens = append(j.Tokens, e)
+			}
+		case mlt.AttrAdded:
+			j.Added++
+			if len(j.AddedList) < mltSample {
+				j.AddedList = append(j.AddedList, e)
+			}
+		case mlt.AttrByte:
+			j.Byte++
+		}
+	}
+	for i, m := range t.Merges[:min(mltSample, len(t.Merges))] {
+		j.MergeList = append(j.MergeList, mltMergeJSON{
+			Rank: i, Left: int(m[0]), Right: int(m[1]), Merged: int(m[2]),
+			Text: piece(t.Tokens[m[0]]) + " + " + piece(t.Tokens[m[1]]) + " → " + piece(t.Tokens[m[2]]),
+		})
+	}
+	if opt.JSON {
+		e := json.NewEncoder(out)
+		e.SetIndent("", "  ")
+		return e.Encode(j)
+	}
+	name := func(id int32) string {
+		if id < 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%d %s", id, piece(t.Tokens[id]))
+	}
+	flags := strings.Join(j.FlagNames, ", ")
+	if flags == "" {
+		flags = "none"
+	}
+	stops := make([]string, len(j.StopTokens))
+	for i, id := range j.StopTokens {
+		stops[i] = name(int32(id))
+	}
+	fmt.Fprintf(out, "%s: MLT1 tokenizer, version 1\n", path)
+	fmt.Fprintf(out, "  kind         %d (%s)\n", j.Kind, j.KindName)
+	fmt.Fprintf(out, "  flags        %d (%s)\n", j.Flags, flags)
+	fmt.Fprintf(out, "  tokens       %d (%d normal, %d added, %d byte)\n", j.Vocab, j.Normal, j.Added, j.Byte)
+	fmt.Fprintf(out, "  merges       %d\n", j.Merges)
+	fmt.Fprintf(out, "  bos          %s\n", name(t.BOS))
+	fmt.Fprintf(out, "  eos          %s\n", name(t.EOS))
+	fmt.Fprintf(out, "  stop tokens  %s\n", strings.Join(stops, ", "))
+	fmt.Fprintf(out, "sample tokens:\n")
+	for _, e := range j.Tokens {
+		fmt.Fprintf(out, "  %8d  %s\n", e.ID, e.Piece)
+	}
+	if len(j.AddedList) > 0 {
+		fmt.Fprintf(out, "added tokens (first %d of %d):\n", len(j.AddedList), j.Added)
+		for _, e := range j.AddedList {
+			fmt.Fprintf(out, "  %8d  %s\n", e.ID, e.Piece)
+		}
+	}
+	if len(j.MergeList) > 0 {
+		fmt.Fprintf(out, "merges (first %d of %d, by rank):\n", len(j.MergeList), j.Merges)
+		for _, m := range j.MergeList {
+			fmt.Fprintf(out, "  %8d  %s\n", m.Rank, m.Text)
+		}
+	}
+	return nil
+}

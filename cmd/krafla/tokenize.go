@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/mlt"
+)
+
+func init() { addCommand(newTokenizeCmd) }
+
+type tokenizeOptions struct {
+	Output string
+}
+
+func newTokenizeCmd() *cobra.Command {
+	var o tokenizeOptions
+	c := &cobra.Command{
+		Use:   "tokenize PATH",
+		Short: "Convert a Hugging Face tokenizer.json into an .mlt tokenizer",
+		Long: `tokenize reads PATH, a tokenizer.json or a checkpoint folder holding one (and
+tokenizer_config.json beside it when present), maps its normalizer,
+pre-tokenizer, model, added tokens, post-processor and decoder onto an .mlt kind
+and flags, and writes the .mlt file. A tokenizer that no .mlt reproduces exactly
+(an NFKC normalizer, an unknown pre-tokenizer regex, several chained splits, a
+Unigram or WordPiece model, ...) is refused with a message naming the part.`,
+		Example: `  krafla tokenize ./Llama-3.2-1B -o llama.mlt
+  krafla tokenize tokenizer.json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTokenize(args[0], o, cmd.OutOrStdout())
+		},
+	}
+	c.Flags().StringVarP(&o.Output, "output", "o", "", "output file (default: the folder's name with .mlt, in the current directory)")
+	return c
+}
+
+func runTokenize(path string, o tokenizeOptions, out io.Writer) error {
+	t, err := mlt.FromHF(path)
+	if err != nil {
+		return err
+	}
+	if o.Output == "" {
+		dir := path
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		o.Output = filepath.Base(abs) + ".mlt"
+	}
+	if err := t.Write(o.Output); err != nil {
+		return err
+	}
+	var added int
+	for _, tok := range t.Tokens {
+		if tok.Attr == mlt.AttrAdded {
+			added++
+		}
+	}
+	flags := strings.Join(mlt.FlagNames(t.Flags), ",")
+	if flags == "" {
+		flags = "none"
+	}
+	fmt.Fprintf(out, "wrote %s: kind %d (%s), flags %d (%s), %d tokens (%d added), %d merges, bos %d, eos %d\n",
+		o.Output, t.Kind, t.Kind, t.Flags, flags, len(t.Tokens), added, len(t.Merges), t.BOS, t.EOS)
+	return nil
+}
