@@ -156,7 +156,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 	// Candidates whose errors differ by rounding only are ties: different level
 	// vectors can fit equally well (a block with one outlier fits exactly with any
 	// level for it), and the closed-form error would pick among them by rounding noise.
-	margin := tieMargin * sxx
+	margin := float64(tieMargin * sxx) // rounded: no FMA with the comparison below
 	xm := float64(xmax) / scale
 	best, bestGain, bestD := -1, 0.0, 0.0
 	for k := 0; k < bestCandidates; k++ {
@@ -164,8 +164,8 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 		// two partial sums (even and odd elements) halve the latency chain
 		var sxq0, sqq0, sxq1, sqq1 float64
 		for i := 0; i < BlockSize; i += 2 {
-			l0 := float64(level(s.xs[i] * is))
-			l1 := float64(level(s.xs[i+1] * is))
+			l0 := float64(level(float64(s.xs[i] * is)))
+			l1 := float64(level(float64(s.xs[i+1] * is)))
 			sxq0 += float64(s.wx[i] * l0)
 			sqq0 += float64(s.w[i] * (l0 * l0))
 			sxq1 += float64(s.wx[i+1] * l1)
@@ -186,7 +186,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 	}
 	is := candidateLevel(best) / xm
 	for i := range s.xs {
-		lv[i] = level(s.xs[i] * is)
+		lv[i] = level(float64(s.xs[i] * is))
 	}
 	return float32(bestD * scale)
 }

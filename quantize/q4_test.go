@@ -253,6 +253,16 @@ func TestQ4BestFitProperties(t *testing.T) {
 		if !equalInts(lv, qs[best]) || math.Abs(d-ds[best]) > 1e-6*math.Abs(ds[best]) {
 			t.Fatalf("block %v: got d=%v %v, want candidate %d: d=%v %v", x, d, lv, best, ds[best], qs[best])
 		}
+		// f16 scales: the same nibbles, d rounded to the nearest f16
+		if math.Abs(d) <= 65504 {
+			q16, s16, err := Matrix(TypeQ4_0, x, 1, 32, Options{F16Scales: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d16 := DecodeScales(s16, true)[0]; !bytes.Equal(q16, q) || d16 != refF16(float32(d)) {
+				t.Fatalf("block %v: f16: got d=%v %v, want d=%v %v", x, d16, levels(q16, 0), refF16(float32(d)), lv)
+			}
+		}
 		rl, rd := refRoundBlock(x)
 		if re := weightedErr(x, w, float64(rd), rl); got > re+tol {
 			t.Fatalf("block %v: error %g above the round rule's %g", x, got, re)
