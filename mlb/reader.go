@@ -242,12 +242,13 @@ func firstBeyond(h *Header, size int64) (name string, off, end int64) {
 	if h.ScaleF16 != 0 {
 		sb = 16
 	}
-	put := func(layer int, n string, bytes int64) {
+	put := func(layer int, n, suffix string, bytes int64) {
 		if found {
 			return
 		}
 		// bodyEnd has checked that none of this overflows.
 		if pos+bytes > size {
+			n += suffix
 			if layer >= 0 {
 				n = fmt.Sprintf("blk.%d.%s", layer, n)
 			}
@@ -261,16 +262,16 @@ func firstBeyond(h *Header, size int64) (name string, off, end int64) {
 		e := int64(rows) * int64(cols)
 		switch t {
 		case U8:
-			put(layer, n, e)
+			put(layer, n, "", e)
 		case F32:
-			put(layer, n, 4*e)
+			put(layer, n, "", 4*e)
 		case Q8_0, Q4_0:
 			if t == Q8_0 {
-				put(layer, n+".q", e)
+				put(layer, n, ".q", e)
 			} else {
-				put(layer, n+".q", e/2)
+				put(layer, n, ".q", e/2)
 			}
-			put(layer, n+".d", e/BlockSize*sb/8)
+			put(layer, n, ".d", e/BlockSize*sb/8)
 		}
 	})
 	return name, off, end
