@@ -63,27 +63,28 @@ DATA q4shift<>+48(SB)/8, $0x0004000400040004
 DATA q4shift<>+56(SB)/8, $0x0004000400040004
 GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 
-// Load two blocks of weights into Z4 as unsigned bytes.
-#define Q8W2 \
-	VMOVDQU64 (SI), Z4; \
-	VPXORD    Z31, Z4, Z4
+// Load two blocks of weights at addr into z (y, x: its YMM and XMM names)
+// as unsigned bytes; tx is a scratch XMM.
+#define Q8W2(addr, z, y, x, tx) \
+	VMOVDQU64 addr, z; \
+	VPXORD    Z31, z, z
 
-#define Q4W2 \
-	VMOVDQU (SI), Y4; \
-	VPERMQ   Z4, Z29, Z4; \
-	VPSRLVW  Z28, Z4, Z4; \
-	VPANDD   Z27, Z4, Z4
+#define Q4W2(addr, z, y, x, tx) \
+	VMOVDQU addr, y; \
+	VPERMQ   z, Z29, z; \
+	VPSRLVW  Z28, z, z; \
+	VPANDD   Z27, z, z
 
-// One block of weights into Y4.
-#define Q8W1 \
-	VMOVDQU (SI), Y4; \
-	VPXORD  Y31, Y4, Y4
+// One block of weights into y.
+#define Q8W1(addr, z, y, x, tx) \
+	VMOVDQU addr, y; \
+	VPXORD  Y31, y, y
 
-#define Q4W1 \
-	VMOVDQU (SI), X4; \
-	VPSRLW  $4, X4, X6; \
-	VINSERTI128 $1, X6, Y4, Y4; \
-	VPANDD  Y27, Y4, Y4
+#define Q4W1(addr, z, y, x, tx) \
+	VMOVDQU addr, x; \
+	VPSRLW  $4, x, tx; \
+	VINSERTI128 $1, tx, y, y; \
+	VPANDD  Y27, y, y
 
 // Two blocks of activation slot off (R10) into accumulator acc; Z5 holds
 // the lane-broadcast weight scales.
@@ -127,9 +128,28 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	MOVL $0xff, AX; \
 	KMOVW AX, K1
 
-// MATVEC1: one activation (packed with g = 1) against rows weight rows.
+// One pair of blocks of the shared activation (registers Z17 corr, Z18 quants,
+// Z19 scales) times weights w with lane-broadcast weight scales dws.
+#define ACTR2(w, dws, acc, t, s) \
+	VMOVDQA32 Z17, t; \
+	VPDPBUSD  Z18, w, t; \
+	VCVTDQ2PS t, t; \
+	VMULPS    Z19, dws, s; \
+	VMULPS    s, t, t; \
+	VADDPS    t, acc, acc
+
+#define ACTR1(w, dws, acc, ty, tz, sy) \
+	VMOVDQA32 Y17, ty; \
+	VPDPBUSD  Y18, w, ty; \
+	VCVTDQ2PS ty, ty; \
+	VMULPS    Y19, dws, sy; \
+	VMULPS    sy, ty, ty; \
+	VADDPS    tz, acc, K1, acc
+
+// MATVEC: one activation (packed with g = 1) against rows weight rows, two
+// rows at a time (sharing the activation loads), then a last odd row.
 // wstep2/wstep1: weight bytes per pair / per block.
-#define MATVEC1(W2, W1, wstep2, wstep1) \
+#define MATVEC(W2, W1, wstep2, wstep1) \
 	SETUP; \
 	MOVQ out+0(FP), DI; \
 	MOVQ w+8(FP), SI; \
@@ -137,6 +157,56 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	MOVQ rows+24(FP), CX; \
 	MOVQ act+32(FP), R8; \
 	MOVQ nb+40(FP), R9; \
+	IMUL3Q $wstep1, R9, R13; \
+	LEAQ 0(R9*4), R12; \
+row2: \
+	CMPQ CX, $2; \
+	JLT  row1; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	MOVQ  R8, R10; \
+	MOVQ  R9, BX; \
+pair2: \
+	CMPQ BX, $2; \
+	JLT  tail2; \
+	W2((SI), Z4, Y4, X4, X6); \
+	W2((SI)(R13*1), Z14, Y14, X14, X6); \
+	VMOVQ (DX), X5; \
+	VPERMPS Z5, Z30, Z5; \
+	VMOVQ (DX)(R12*1), X16; \
+	VPERMPS Z16, Z30, Z16; \
+	VMOVDQU32 64(R10), Z17; \
+	VMOVDQU64 (R10), Z18; \
+	VMOVUPS 128(R10), Z19; \
+	ACTR2(Z4, Z5, Z0, Z6, Z7); \
+	ACTR2(Z14, Z16, Z1, Z8, Z9); \
+	ADDQ $wstep2, SI; \
+	ADDQ $8, DX; \
+	ADDQ $192, R10; \
+	SUBQ $2, BX; \
+	JMP  pair2; \
+tail2: \
+	TESTQ BX, BX; \
+	JZ    red2; \
+	W1((SI), Z4, Y4, X4, X6); \
+	W1((SI)(R13*1), Z14, Y14, X14, X6); \
+	VBROADCASTSS (DX), Y5; \
+	VBROADCASTSS (DX)(R12*1), Y16; \
+	VMOVDQU32 64(R10), Y17; \
+	VMOVDQU32 (R10), Y18; \
+	VMOVUPS 128(R10), Y19; \
+	ACTR1(Y4, Y5, Z0, Y6, Z6, Y7); \
+	ACTR1(Y14, Y16, Z1, Y8, Z8, Y9); \
+	ADDQ $wstep1, SI; \
+	ADDQ $4, DX; \
+red2: \
+	REDUCE(Z0, Y0, (DI)); \
+	REDUCE(Z1, Y1, 4(DI)); \
+	ADDQ $8, DI; \
+	ADDQ R13, SI; \
+	ADDQ R12, DX; \
+	SUBQ $2, CX; \
+	JMP  row2; \
 row1: \
 	TESTQ CX, CX; \
 	JZ    done1; \
@@ -146,7 +216,7 @@ row1: \
 pair1: \
 	CMPQ BX, $2; \
 	JLT  tail1; \
-	W2; \
+	W2((SI), Z4, Y4, X4, X6); \
 	VMOVQ (DX), X5; \
 	VPERMPS Z5, Z30, Z5; \
 	ACT2(0, Z0, Z6, Z7); \
@@ -158,16 +228,11 @@ pair1: \
 tail1: \
 	TESTQ BX, BX; \
 	JZ    red1; \
-	W1; \
+	W1((SI), Z4, Y4, X4, X6); \
 	VBROADCASTSS (DX), Y5; \
 	ACT1(0, Z0, Y6, Z6, Y7); \
-	ADDQ $wstep1, SI; \
-	ADDQ $4, DX; \
 red1: \
 	REDUCE(Z0, Y0, (DI)); \
-	ADDQ $4, DI; \
-	DECQ CX; \
-	JMP  row1; \
 done1: \
 	VZEROUPPER; \
 	RET
@@ -197,7 +262,7 @@ row4: \
 pair4: \
 	CMPQ BX, $2; \
 	JLT  tail4; \
-	W2; \
+	W2((SI), Z4, Y4, X4, X6); \
 	VMOVQ (DX), X5; \
 	VPERMPS Z5, Z30, Z5; \
 	ACT2(0, Z0, Z6, Z7); \
@@ -212,7 +277,7 @@ pair4: \
 tail4: \
 	TESTQ BX, BX; \
 	JZ    red4; \
-	W1; \
+	W1((SI), Z4, Y4, X4, X6); \
 	VBROADCASTSS (DX), Y5; \
 	ACT1(0, Z0, Y6, Z6, Y7); \
 	ACT1(192, Z1, Y8, Z8, Y9); \
@@ -234,11 +299,11 @@ done4: \
 
 // func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, nb int)
 TEXT ·matVec1Q8_0AVX512(SB), NOSPLIT, $0-48
-	MATVEC1(Q8W2, Q8W1, 64, 32)
+	MATVEC(Q8W2, Q8W1, 64, 32)
 
 // func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, nb int)
 TEXT ·matVec1Q4_0AVX512(SB), NOSPLIT, $0-48
-	MATVEC1(Q4W2, Q4W1, 32, 16)
+	MATVEC(Q4W2, Q4W1, 32, 16)
 
 // func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
 TEXT ·matMul4Q8_0AVX512(SB), NOSPLIT, $0-56
