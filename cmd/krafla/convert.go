@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/convert"
+	"github.com/krafla/krafla/quantize"
+)
+
+func init() { addCommand(newConvertCmd) }
+
+type convertOptions struct {
+	Output      string
+	Type        string
+	Q8          string
+	Q4Rule      string
+	Imatrix     string
+	F16Scales   bool
+	Threads     int
+	NoTokenizer bool
+}
+
+func newConvertCmd() *cobra.Command {
+	var o convertOptions
+	c := &cobra.Command{
+		Use:   "convert DIR",
+		Short: "Convert a Hugging Face checkpoint folder into an .mlb model (and .mlt tokenizer)",
+		Long: `convert reads DIR's config.json and model.safetensors (or the shards listed in
+model.safetensors.index.json; F32, F16 or BF16), maps the architecture onto the
+.mlb format (Llama 1-3, Mistral, Qwen2/2.5, Qwen3, SmolLM3, Gemma 1/2/3,
+Qwen3.5 dense, Phi-3/Phi-4, Granite 3), quantizes every matrix and writes the
+model, then tokenizer.json as an .mlt beside it. Architectures and features
+the format cannot hold (mixture of experts, longrope, biases without an array,
+tensors the mapping does not use) are refused with the reason.
+
+The model is converted tensor by tensor, so memory stays near the largest
+tensor; the output is written to a temporary file, renamed into place and
+opened again to verify it before convert reports success.
+
+Matrix classes for --q8: tok_emb, wcls, wqk (wq, wk, wg, lqkv), wv (wv, lz),
+wo (wo, lout), w13 (w1, w3), w2.`,
+		Example: `  krafla convert ./Llama-3.2-1B -o llama.mlb
+  krafla convert ./Qwen3-0.6B -o qwen3.mlb --type q4_0 --q8 tok_emb,w2
+  krafla convert ./gemma-3-1b-it -o gemma.mlb --type q4_0 --imatrix gemma.imatrix --f16-scales`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConvert(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "output .mlb (default: the folder's name with .mlb, in the current directory)")
+	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0 or q4_0")
+	f.StringVar(&o.Q8, "q8", "", "with --type q4_0: comma-separated matrix classes to keep in Q8_0")
+	f.StringVar(&o.Q4Rule, "q4-rule", "", "Q4_0 rounding: best (least-squares fit) or round (llama.cpp); default round for Gemma 3, best otherwise")
+	f.StringVar(&o.Imatrix, "imatrix", "", "importance matrix (from krafla imatrix) weighting the Q4_0 best fit")
+	f.BoolVar(&o.F16Scales, "f16-scales", false, "store the block scales as f16 instead of f32")
+	f.IntVar(&o.Threads, "threads", runtime.NumCPU(), "quantization threads (the output is identical for any number)")
+	f.BoolVar(&o.NoTokenizer, "no-tokenizer", false, "do not convert tokenizer.json")
+	return c
+}
+
+func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.Writer) error {
+	opt := convert.Options{Out: o.Output, Imatrix: o.Imatrix, F16Scales: o.F16Scales, Threads: o.Threads,
+		NoTokenizer: o.NoTokenizer, Progress: errw, Log: errw}
+	switch strings.ToLower(o.Type) {
+	case "q8_0", "q8":
+		opt.Type = quantize.TypeQ8_0
+	case "q4_0", "q4":
+		opt.Type = quantize.TypeQ4_0
+	default:
+		return usageError{fmt.Errorf("--type %q: want q8_0 or q4_0", o.Type)}
+	}
+	m, err := convert.ParseQ8Classes(o.Q8)
+	if err != nil {
+		return usageError{err}
+	}
+	if m != 0 && opt.Type != quantize.TypeQ4_0 {
+		return usageError{fmt.Errorf("--q8 needs --type q4_0 (a Q8_0 model is Q8_0 throughout)")}
+	}
+	opt.Q8Mask = m
+	switch o.Q4Rule {
+	case "", "best", "round":
+		opt.Q4Rule = o.Q4Rule
+	default:
+		return usageError{fmt.Errorf("--q4-rule %q: want best or round", o.Q4Rule)}
+	}
+	if o.Threads < 1 {
+		return usageError{fmt.Errorf("--threads %d: want at least 1", o.Threads)}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("convert: %s is not a folder", dir)
+	}
+	if opt.Out == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		opt.Out = filepath.Base(abs) + ".mlb"
+	}
+	rep, err := convert.Convert(ctx, dir, opt)
+	if err != nil {
+		return err
+	}
+	typ := strings.ToUpper(quantize.Type(rep.Header.WType).String())
+	if rep.Q4Rule != "" {
+		typ += ", " + rep.Q4Rule + " fit"
+	}
+	fmt.Fprintf(out, "wrote %s: %s (%s), %s, %d tensors, %.1f MB in %.1fs\n", rep.Out, rep.Arch, rep.Family, typ,
+		rep.Tensors, float64(rep.OutBytes)/1e6, rep.Elapsed.Seconds())
+	if rep.Tokenizer != "" {
+		fmt.Fprintf(out, "wrote %s\n", rep.Tokenizer)
+	}
+	return nil
+}
