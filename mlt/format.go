@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Kind is the tokenizer family of an .mlt file (header offset 8).
@@ -112,6 +114,10 @@ type Tokenizer struct {
 	merger  *merger        // the merge rules (bpe.go)
 	asciiID [128]int32     // kind 1: id of each ASCII character's piece, -1 if none
 	spaceID []int          // kind 1: the ids of ▁ (one piece, or its byte-fallback ids)
+	// kind 1: characters that some token holds right before a ▁ (Gemma's
+	// ">▁</"); a word boundary is never placed after them.
+	crossASCII [128]bool
+	crossOther map[rune]bool
 }
 
 // prepare builds the lookup state used by encoding. It is called lazily by
@@ -145,8 +151,33 @@ func (t *Tokenizer) prepare() {
 				}
 			}
 			t.spaceID = t.spPiece(metaspace, nil)
+			for _, tok := range t.Tokens {
+				if tok.Attr != AttrByte {
+					t.noteCross(string(tok.Bytes))
+				}
+			}
 		}
 	})
+}
+
+// noteCross records the characters that p holds right before a ▁ (other than ▁).
+func (t *Tokenizer) noteCross(p string) {
+	for k := strings.Index(p, metaspace); k > 0; {
+		r, _ := utf8.DecodeLastRuneInString(p[:k])
+		if r < utf8.RuneSelf {
+			t.crossASCII[r] = true
+		} else if r != '▁' {
+			if t.crossOther == nil {
+				t.crossOther = map[rune]bool{}
+			}
+			t.crossOther[r] = true
+		}
+		n := strings.Index(p[k+len(metaspace):], metaspace)
+		if n < 0 {
+			break
+		}
+		k += len(metaspace) + n
+	}
 }
 
 // ErrFormat is matched (errors.Is) by every error about an invalid .mlt file;
