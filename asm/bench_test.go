@@ -3,8 +3,45 @@ package asm
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// cpuClock measures the CPU time of the benchmark's thread, so that a busy
+// shared machine (which preempts the benchmark) distorts the figures less
+// than wall time does. It reports cpuGB/s (bytes per CPU second) and, when
+// ops > 0, cpuGOPS.
+type cpuClock struct {
+	t0 time.Duration
+}
+
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+func startCPU() cpuClock {
+	runtime.LockOSThread()
+	return cpuClock{threadCPU()}
+}
+
+func (c cpuClock) report(b *testing.B, bytes, ops float64) {
+	d := (threadCPU() - c.t0).Seconds()
+	runtime.UnlockOSThread()
+	if d <= 0 {
+		return
+	}
+	b.ReportMetric(bytes*float64(b.N)/d/1e9, "cpuGB/s")
+	if ops > 0 {
+		b.ReportMetric(ops*float64(b.N)/d/1e9, "cpuGOPS")
+	}
+}
 
 var matVecShapes = []struct{ rows, cols int }{
 	{576, 576}, {1536, 576}, {2048, 2048}, {8192, 2048}, {128256, 2048},
@@ -50,6 +87,7 @@ func BenchmarkMatVec(b *testing.B) {
 					}
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
+					c := startCPU()
 					for b.Loop() {
 						if typ == "Q4_0" {
 							MatVecQ4_0(out, w4, dw, a, da)
@@ -57,6 +95,7 @@ func BenchmarkMatVec(b *testing.B) {
 							MatVecQ8_0(out, w8, dw, a, da)
 						}
 					}
+					c.report(b, float64(bytes), 0)
 				})
 			})
 		}
@@ -83,6 +122,8 @@ func BenchmarkMatMul(b *testing.B) {
 					}
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
+					ops := 2 * float64(s.rows) * float64(s.cols) * n
+					c := startCPU()
 					for b.Loop() {
 						if typ == "Q4_0" {
 							MatMulQ4_0(out, s.rows, w4, dw, s.rows, a, da, n)
@@ -90,7 +131,7 @@ func BenchmarkMatMul(b *testing.B) {
 							MatMulQ8_0(out, s.rows, w8, dw, s.rows, a, da, n)
 						}
 					}
-					ops := 2 * float64(s.rows) * float64(s.cols) * n
+					c.report(b, float64(bytes), ops)
 					b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
 				})
 			})
