@@ -101,8 +101,8 @@ func (p pattern) next(s string, i int) int {
 	return nextLlama3(s, i, p)
 }
 
-// contraction returns the end of 's|'t|'re|'ve|'m|'ll|'d at s[i:] (s[i] ==
-// '\”), or 0. fold makes the match case-insensitive.
+// contraction returns the end of 's|'t|'re|'ve|'m|'ll|'d at s[i:], where
+// s[i] is an apostrophe, or 0. fold makes the match case-insensitive.
 func contraction(s string, i int, fold bool) int {
 	if i+1 >= len(s) {
 		return 0
