@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlb/mlbtest"
+)
+
+func mlbCase(t *testing.T, name string) mlb.Header {
+	t.Helper()
+	for _, c := range mlbtest.Cases() {
+		if c.Name == name {
+			return c.Header
+		}
+	}
+	t.Fatalf("no mlbtest case %q", name)
+	return mlb.Header{}
+}
+
+// execInspect runs `krafla inspect args...` through the cobra root.
+func execInspect(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"inspect"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestInspectMLBTables(t *testing.T) {
+	if inspectors["MLB1"] == nil {
+		t.Fatal(`no inspector registered for "MLB1"`)
+	}
+	h := mlbCase(t, "gemma3_local_rope")
+	path := mlbtest.Write(t, t.TempDir(), h, 1)
+	out, err := execInspect(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out)
+	up := strings.ToUpper(out)
+	for _, want := range []string{
+		"VALID .MLB MODEL", "HEADER", "DERIVED VALUES", "LAYERS", "TOTALS",
+		"ROPE_LOCAL_THETA", "100", // field and its offset
+		"Q8_MASK", "SLIDING WINDOW", "LOCAL ROPE", "KV BYTES/POSITION", "BITS PER WEIGHT",
+	} {
+		if !strings.Contains(up, strings.ToUpper(want)) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "blk.0.wq.q") {
+		t.Error("arrays listed without --tensors")
+	}
+	out, err = execInspect(t, "--tensors", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"layer_flags", "blk.0.wq.q", "blk.2.w2.d", "q4_0", "f32 scales", "tok_emb.q"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--tensors output lacks %q", want)
+		}
+	}
+}
+
+// TestInspectMLBJSON checks the JSON report against values computed here from
+// the header of mlbtest's gemma3 case: dim 64, 3 layers (two sliding with the
+// local base 10000, one global), 4 query and 2 KV heads of head_dim 32.
+func TestInspectMLBJSON(t *testing.T) {
+	h := mlbCase(t, "gemma3_local_rope")
+	path := mlbtest.Write(t, t.TempDir(), h, 1)
+	out, err := execInspect(t, "--json", "--tensors", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Magic   string
+		Header  map[string]any
+		Derived struct {
+			HeadDim int `json:"head_dim"`
+			QDim    int `json:"q_dim"`
+			KVDim   int `json:"kv_dim"`
+		}
+		Layers []struct {
+			Kind      string  `json:"kind"`
+			Window    int     `json:"sliding_window"`
+			LocalRoPE bool    `json:"local_rope"`
+			RopeTheta float64 `json:"rope_theta"`
+			KVBytes   int64   `json:"kv_cache_bytes_per_position"`
+		}
+		Totals struct {
+			Parameters int64 `json:"parameters"`
+			FileSize   int64 `json:"file_size"`
+		}
+		Arrays []struct {
+			Name   string
+			Offset int64
+			Bytes  int64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.Magic != "MLB1" || r.Header["n_kv_heads"] != 2.0 || r.Header["rope_local_theta"] != 10000.0 || r.Header["dim"] != 64.0 {
+		t.Errorf("header: got %v", r.Header)
+	}
+	if len(r.Header) != 40 {
+		t.Errorf("header has %d fields, want 40 (magic + 39)", len(r.Header))
+	}
+	if r.Derived.HeadDim != 32 || r.Derived.QDim != 128 || r.Derived.KVDim != 64 {
+		t.Errorf("derived: got %+v, want head_dim 32, q_dim 128, kv_dim 64", r.Derived)
+	}
+	if len(r.Layers) != 3 {
+		t.Fatalf("got %d layers, want 3", len(r.Layers))
+	}
+	for i, want := range []struct {
+		window int
+		local  bool
+		theta  float64
+	}{{8, true, 10000}, {8, true, 10000}, {0, false, 1e6}} {
+		l := r.Layers[i]
+		if l.Window != want.window || l.LocalRoPE != want.local || l.RopeTheta != want.theta || l.KVBytes != 2*64*4 {
+			t.Errorf("layer %d: got %+v, want window %d local %v theta %v kv 512", i, l, want.window, want.local, want.theta)
+		}
+	}
+	// Parameters by hand: tok_emb 67·64; per layer 2 norms of 64, wq 128·64, wk and wv 64·64,
+	// wo 64·128, q/k norms 32 each, w1 w2 w3 96·64, post norms 2·64; final_norm 64.
+	perLayer := int64(64 + 128*64 + 2*64*64 + 64*128 + 2*32 + 64 + 3*96*64 + 2*64)
+	if want := int64(67*64) + 3*perLayer + 64; r.Totals.Parameters != want {
+		t.Errorf("parameters: got %d, want %d", r.Totals.Parameters, want)
+	}
+	st, _ := os.Stat(path)
+	if r.Totals.FileSize != st.Size() {
+		t.Errorf("file size: got %d, want %d", r.Totals.FileSize, st.Size())
+	}
+	if len(r.Arrays) == 0 || r.Arrays[0].Name != "layer_flags" || r.Arrays[0].Offset != 256 || r.Arrays[0].Bytes != 3 {
+		t.Errorf("first array: got %+v, want layer_flags at 256, 3 bytes", r.Arrays[:1])
+	}
+}
+
+func TestInspectInvalid(t *testing.T) {
+	h := mlbtest.Base()
+	dir := t.TempDir()
+	path := mlbtest.Write(t, dir, h, 1)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(b[20:], 3) // n_kv_heads 3 does not divide n_heads 4
+	bad := filepath.Join(dir, "bad.mlb")
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unknown := filepath.Join(dir, "x.bin")
+	os.WriteFile(unknown, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("ML"), 0o644)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{bad, "ML_E_SHAPE: " + bad + ": n_kv_heads 3 does not divide n_heads 4"},
+		{filepath.Join(dir, "missing.mlb"), "ML_E_IO"},
+		{unknown, `ML_E_FORMAT: ` + unknown + `: unknown file type: magic "GGUF"`},
+		{short, "ML_E_FORMAT"},
+	} {
+		_, err := execInspect(t, c.path)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error starting %q", c.path, err, c.want)
+		}
+		var ue usageError
+		if ok := errorsAs(err, &ue); ok {
+			t.Errorf("%s: an invalid file is a usage error (exit 2), want exit 1", c.path)
+		}
+	}
+	if _, err := execInspect(t); err == nil {
+		t.Error("inspect without FILE: got no error")
+	} else if ok := errorsAs(err, new(usageError)); !ok {
+		t.Errorf("inspect without FILE: got %v, want a usage error", err)
+	}
+}
+
+func errorsAs(err error, target *usageError) bool { return errors.As(err, target) }
