@@ -74,6 +74,31 @@ func maxDiff(a [][]float32, b [][]float64) (md, rms float64) {
 	return md, math.Sqrt(rms / float64(n))
 }
 
+// rmsDiff returns the RMS of a−b over all positions.
+func rmsDiff(a [][]float32, b [][]float64) float64 {
+	s, n := 0.0, 0
+	for i := range b {
+		for j := range b[i] {
+			d := float64(a[i][j]) - b[i][j]
+			s += d * d
+			n++
+		}
+	}
+	return math.Sqrt(s / float64(n))
+}
+
+func rmsDiff64(a, b [][]float64) float64 {
+	s, n := 0.0, 0
+	for i := range b {
+		for j := range b[i] {
+			d := a[i][j] - b[i][j]
+			s += d * d
+			n++
+		}
+	}
+	return math.Sqrt(s / float64(n))
+}
+
 func maxDiff64(a, b [][]float64) float64 {
 	md := 0.0
 	for i := range b {

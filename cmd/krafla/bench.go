@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/infer"
+)
+
+func init() { addCommand(newBenchCmd) }
+
+type benchOptions struct {
+	Prefill, Gen, Reps int
+	Threads            []int
+}
+
+func newBenchCmd() *cobra.Command {
+	var o benchOptions
+	c := &cobra.Command{
+		Use:   "bench MODEL.mlb",
+		Short: "Measure prefill and generation speed",
+		Long: `bench measures, like llama-bench, prefill (-p tokens evaluated as one prompt)
+and generation (-n tokens evaluated one at a time, each from the previous
+one's argmax), from an empty cache, repeated -r times; the table gives the
+median tokens/s and the range. Token ids are pseudo-random, so no tokenizer
+is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels.`,
+		Example: `  krafla bench llama.mlb -p 512 -n 128 --threads 1,2 -r 3`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Prefill < 0 || o.Gen < 0 || o.Prefill+o.Gen == 0 {
+				return usageError{fmt.Errorf("-p %d -n %d: want counts of tokens, not both 0", o.Prefill, o.Gen)}
+			}
+			if o.Reps < 1 {
+				return usageError{fmt.Errorf("-r %d: want at least 1 repetition", o.Reps)}
+			}
+			for _, t := range o.Threads {
+				if t < 1 {
+					return usageError{fmt.Errorf("--threads %d: must be at least 1", t)}
+				}
+			}
+			return runBench(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.IntVarP(&o.Prefill, "prompt", "p", 512, "prompt tokens evaluated as one batch (0: skip)")
+	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
+	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
+	f.IntSliceVar(&o.Threads, "threads", []int{1}, "thread counts to measure, e.g. 1,2")
+	return c
+}
+
+func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.Writer) error {
+	if err := asm.Init(); err != nil {
+		return err
+	}
+	m, err := infer.Open(path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cfg := m.Config()
+	if need := max(o.Prefill, o.Gen); need > cfg.MaxSeq {
+		return fmt.Errorf("-p %d / -n %d: more positions than the model's max_seq %d", o.Prefill, o.Gen, cfg.MaxSeq)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	prompt := make([]int, o.Prefill)
+	for i := range prompt {
+		prompt[i] = r.IntN(cfg.Vocab)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "model\tweights\tkernel\tthreads\ttest\tt/s (median)\tmin\tmax\t\n")
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	for _, th := range o.Threads {
+		s, err := m.NewSession(infer.SessionOptions{Ctx: max(o.Prefill, o.Gen), Threads: th})
+		if err != nil {
+			return err
+		}
+		row := func(test string, n int, f func() error) error {
+			var rates []float64
+			for range o.Reps {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				s.Reset()
+				t0 := time.Now()
+				if err := f(); err != nil {
+					return err
+				}
+				rates = append(rates, float64(n)/time.Since(t0).Seconds())
+			}
+			slices.Sort(rates)
+			med := rates[len(rates)/2]
+			if len(rates)%2 == 0 {
+				med = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%.2f\t\n", name, mib(m.WeightBytes()), asm.Variant().Description(), th, test, med, rates[0], rates[len(rates)-1])
+			return nil
+		}
+		if o.Prefill > 0 {
+			err = row(fmt.Sprintf("pp%d", o.Prefill), o.Prefill, func() error { return s.Eval(prompt, false, nil) })
+		}
+		if err == nil && o.Gen > 0 {
+			err = row(fmt.Sprintf("tg%d", o.Gen), o.Gen, func() error {
+				tok := prompt0(prompt)
+				for range o.Gen {
+					err := s.Eval([]int{tok}, false, func(_ int, l []float32) error {
+						tok = argmax(l)
+						return nil
+					})
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		s.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+func prompt0(p []int) int {
+	if len(p) > 0 {
+		return p[0]
+	}
+	return 1
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/infer"
+)
+
+func init() { addCommand(newImatrixCmd) }
+
+type imatrixOptions struct {
+	modelOptions
+	File   string
+	Output string
+	Chunk  int
+}
+
+func newImatrixCmd() *cobra.Command {
+	var o imatrixOptions
+	c := &cobra.Command{
+		Use:   "imatrix MODEL.mlb -f TEXT",
+		Short: "Collect an importance matrix (MLI1) for convert --imatrix",
+		Long: `imatrix runs the text through the model in chunks of --chunk tokens, each from an
+empty cache, and sums the squares of every matrix input per channel: for each
+layer the inputs of wq/wk/wv, wo, w1/w3 and w2, then the classifier's. It
+writes them as an MLI1 file (SPEC.md), which convert --imatrix reads to weight
+the Q4_0 rounding.`,
+		Example: `  krafla imatrix llama-q8.mlb -f calibration.txt -o llama.imatrix
+  krafla convert ./Llama-3.2-1B --type q4_0 --imatrix llama.imatrix -o llama-q4.mlb`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImatrix(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.bind(c)
+	c.Flags().StringVarP(&o.File, "file", "f", "", "calibration text file (required)")
+	c.Flags().StringVarP(&o.Output, "output", "o", "", "output file (default: MODEL with the extension .imatrix)")
+	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
+	c.MarkFlagRequired("file")
+	return c
+}
+
+func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut io.Writer) error {
+	m, tok, err := loadModel(path, o.modelOptions)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	text, err := readText(o.File)
+	if err != nil {
+		return err
+	}
+	bos := infer.AddBOS(tok)
+	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ids := tok.Encode(text, false)
+	copt := infer.ChunkOptions{Chunk: o.Chunk, BOS: -1}
+	if bos {
+		copt.BOS = int(tok.BOS)
+	}
+	f, err := infer.Imatrix(ctx, s, ids, copt, func(done, total int) {
+		fmt.Fprintf(errOut, "\rchunk %d/%d", done, total)
+		if done == total {
+			fmt.Fprintln(errOut)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.File, err)
+	}
+	dst := o.Output
+	if dst == "" {
+		dst = strings.TrimSuffix(path, filepath.Ext(path)) + ".imatrix"
+	}
+	if err := f.Write(dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: %d layers, %d layer tokens, %d classifier tokens\n", dst, f.NLayers, f.LayerTokens, f.ClassifierTokens)
+	return nil
+}

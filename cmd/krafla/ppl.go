@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/infer"
+)
+
+func init() { addCommand(newPPLCmd) }
+
+type pplOptions struct {
+	modelOptions
+	File  string
+	Chunk int
+	KLD   string
+}
+
+func newPPLCmd() *cobra.Command {
+	var o pplOptions
+	c := &cobra.Command{
+		Use:   "ppl MODEL.mlb -f TEXT",
+		Short: "Perplexity over a text, and KL divergence against another quantization",
+		Long: `ppl cuts the tokenized text into chunks of --chunk tokens, evaluates each from
+an empty cache (after BOS when the tokenizer adds one) and reports the
+perplexity of the predictions inside the chunks. With --kld BASE.mlb it runs
+the same chunks through BASE (another quantization of the same model, same
+tokenizer) and reports the mean KL divergence KL(base ‖ model) per prediction
+and how often both models rank the same token first.`,
+		Example: `  krafla ppl llama-q4.mlb -f wiki.txt --chunk 512 --kld llama-q8.mlb`,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPPL(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.bind(c)
+	c.Flags().StringVarP(&o.File, "file", "f", "", "text file (required)")
+	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
+	c.Flags().StringVar(&o.KLD, "kld", "", "base model .mlb to compare against")
+	c.MarkFlagRequired("file")
+	return c
+}
+
+// chunkSession opens a session whose context holds one chunk (and BOS).
+func chunkSession(m *infer.Model, o modelOptions, chunk int, bos bool) (*infer.Session, error) {
+	if chunk < 2 {
+		return nil, usageError{fmt.Errorf("--chunk %d: must be at least 2", chunk)}
+	}
+	need := chunk
+	if bos {
+		need++
+	}
+	ctx := o.Ctx
+	if ctx == 0 {
+		ctx = need
+	}
+	if max := m.Config().MaxSeq; need > max {
+		return nil, fmt.Errorf("--chunk %d needs %d positions, more than the model's max_seq %d", chunk, need, max)
+	}
+	if ctx < need {
+		return nil, fmt.Errorf("--chunk %d needs %d positions, more than --ctx %d", chunk, need, ctx)
+	}
+	return m.NewSession(infer.SessionOptions{Ctx: ctx, Threads: o.Threads})
+}
+
+func readText(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("-f: %w", err)
+	}
+	return string(b), nil
+}
+
+func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Writer) error {
+	m, tok, err := loadModel(path, o.modelOptions)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	text, err := readText(o.File)
+	if err != nil {
+		return err
+	}
+	bos := infer.AddBOS(tok)
+	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var base *infer.Session
+	if o.KLD != "" {
+		bm, err := infer.Open(o.KLD)
+		if err != nil {
+			return fmt.Errorf("--kld: %w", err)
+		}
+		defer bm.Close()
+		if bc, mc := bm.Config(), m.Config(); bc.Vocab != mc.Vocab || bc.Dim != mc.Dim || bc.NLayers != mc.NLayers {
+			return fmt.Errorf("--kld %s: not the same model as %s (vocab %d, dim %d, %d layers against %d, %d, %d)",
+				o.KLD, path, bc.Vocab, bc.Dim, bc.NLayers, mc.Vocab, mc.Dim, mc.NLayers)
+		}
+		if base, err = chunkSession(bm, o.modelOptions, o.Chunk, bos); err != nil {
+			return fmt.Errorf("--kld: %w", err)
+		}
+		defer base.Close()
+	}
+	ids := tok.Encode(text, false)
+	copt := infer.ChunkOptions{Chunk: o.Chunk, BOS: -1}
+	if bos {
+		copt.BOS = int(tok.BOS)
+	}
+	r, err := infer.Perplexity(ctx, s, base, ids, copt, func(done, total int, r *infer.PPLResult) {
+		fmt.Fprintf(errOut, "\rchunk %d/%d: ppl %.4f", done, total, r.PPL)
+		if done == total {
+			fmt.Fprintln(errOut)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.File, err)
+	}
+	fmt.Fprintf(out, "tokens: %d in %d chunks of %d, %d predictions scored\n", len(ids), r.Chunks, o.Chunk, r.Scored)
+	fmt.Fprintf(out, "perplexity: %.4f (mean NLL %.5f)\n", r.PPL, r.NLL)
+	if base != nil {
+		fmt.Fprintf(out, "base perplexity: %.4f (mean NLL %.5f)\n", r.BasePPL, r.BaseNLL)
+		fmt.Fprintf(out, "KL divergence: mean %.6f, max %.6f\n", r.KLD, r.MaxKLD)
+		fmt.Fprintf(out, "top-1 agreement: %.2f%%\n", 100*r.Top1)
+	}
+	return nil
+}

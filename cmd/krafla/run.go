@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlt"
+)
+
+func init() { addCommand(newRunCmd) }
+
+// modelOptions are the flags every command that runs a model shares.
+type modelOptions struct {
+	Tokenizer string // .mlt path; "": the model's path with .mlt
+	Ctx       int
+	Threads   int
+}
+
+func (o *modelOptions) bind(c *cobra.Command) {
+	c.Flags().StringVarP(&o.Tokenizer, "tokenizer", "t", "", "tokenizer .mlt (default: MODEL with the extension .mlt)")
+	c.Flags().IntVar(&o.Ctx, "ctx", 0, "context length: positions the KV cache holds (default min(max_seq, 4096), at most max_seq)")
+	c.Flags().IntVar(&o.Threads, "threads", runtime.NumCPU(), "worker threads (results are identical for any value)")
+}
+
+type runOptions struct {
+	modelOptions
+	Prompt   string
+	N        int
+	Chat     bool
+	Logits   string
+	Verbose  bool
+	Sampling infer.SamplerOptions
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	c := &cobra.Command{
+		Use:   "run MODEL.mlb -p PROMPT",
+		Short: "Generate text from a prompt, streaming it as it comes",
+		Long: `run evaluates the prompt in batches, then samples tokens and prints them as
+they are generated. It stops at the token limit, at the tokenizer's EOS or
+end-of-turn tokens, or when the context is full. Prefill and generation speed
+and the cache size go to stderr.
+
+Sampling is greedy with --temp 0; otherwise the logits pass through the
+repetition penalty, temperature, top-k, min-p and top-p before a draw seeded
+by --seed. The same model, prompt, options and seed give the same text with
+any thread count.`,
+		Example: `  krafla run llama.mlb -p "The capital of France is" -n 32 --temp 0
+  krafla run qwen.mlb --chat -p "Write a haiku about lava"
+  krafla run llama.mlb -p "Hello" -n 0 --logits hello.f32   # [n_tokens][vocab] float32`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.N < -1 {
+				return usageError{fmt.Errorf("-n %d: want a count of tokens, or -1 for no limit", o.N)}
+			}
+			if err := checkSampling(&o.Sampling); err != nil {
+				return err
+			}
+			return runRun(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.bind(c)
+	f := c.Flags()
+	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt text (required)")
+	f.IntVarP(&o.N, "max-tokens", "n", 256, "tokens to generate at most (-1: until a stop token or a full context)")
+	f.BoolVar(&o.Chat, "chat", false, "wrap the prompt in the model family's chat template (Llama 3, Qwen, Gemma)")
+	f.StringVar(&o.Logits, "logits", "", "write the float32 logits of every prompt position to FILE (little-endian [n_tokens][vocab])")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
+	f.Float32Var(&o.Sampling.Temp, "temp", 0.8, "sampling temperature (0: greedy)")
+	f.IntVar(&o.Sampling.TopK, "top-k", 40, "keep the K most likely tokens (0: all)")
+	f.Float32Var(&o.Sampling.TopP, "top-p", 0.95, "keep the most likely tokens up to this probability mass (1: all)")
+	f.Float32Var(&o.Sampling.MinP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
+	f.Float32Var(&o.Sampling.RepeatPenalty, "repeat-penalty", 1, "penalty on the last --repeat-last-n tokens (1: none)")
+	f.IntVar(&o.Sampling.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back on")
+	f.Uint64Var(&o.Sampling.Seed, "seed", 0, "random seed of the sampler")
+	c.MarkFlagRequired("prompt")
+	return c
+}
+
+func checkSampling(s *infer.SamplerOptions) error {
+	switch {
+	case s.Temp < 0 || math.IsNaN(float64(s.Temp)):
+		return usageError{fmt.Errorf("--temp %v: must be 0 or more", s.Temp)}
+	case s.TopK < 0:
+		return usageError{fmt.Errorf("--top-k %d: must be 0 or more", s.TopK)}
+	case !(s.TopP >= 0 && s.TopP <= 1):
+		return usageError{fmt.Errorf("--top-p %v: must be between 0 and 1", s.TopP)}
+	case !(s.MinP >= 0 && s.MinP <= 1):
+		return usageError{fmt.Errorf("--min-p %v: must be between 0 and 1", s.MinP)}
+	case !(s.RepeatPenalty > 0):
+		return usageError{fmt.Errorf("--repeat-penalty %v: must be above 0", s.RepeatPenalty)}
+	case s.RepeatLastN < 0:
+		return usageError{fmt.Errorf("--repeat-last-n %d: must be 0 or more", s.RepeatLastN)}
+	}
+	return nil
+}
+
+// loadModel opens the model and its tokenizer and checks that they fit together.
+func loadModel(path string, o modelOptions) (*infer.Model, *mlt.Tokenizer, error) {
+	if err := asm.Init(); err != nil {
+		return nil, nil, err
+	}
+	if o.Threads < 1 {
+		return nil, nil, usageError{fmt.Errorf("--threads %d: must be at least 1", o.Threads)}
+	}
+	if o.Ctx < 0 {
+		return nil, nil, usageError{fmt.Errorf("--ctx %d: must be positive", o.Ctx)}
+	}
+	m, err := infer.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tp := o.Tokenizer
+	if tp == "" {
+		tp = strings.TrimSuffix(path, filepath.Ext(path)) + ".mlt"
+	}
+	tok, err := mlt.Open(tp)
+	if err != nil {
+		m.Close()
+		if o.Tokenizer == "" && errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no tokenizer beside the model (%s); give one with -t: %w", tp, err)
+		}
+		return nil, nil, err
+	}
+	if err := infer.CheckTokenizer(m, tok); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("%s and %s: %w", tp, path, err)
+	}
+	return m, tok, nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Writer) error {
+	m, tok, err := loadModel(path, o.modelOptions)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cfg := m.Config()
+	text := o.Prompt
+	if o.Chat {
+		tmpl, err := infer.ChatTemplateFor(tok)
+		if err != nil {
+			return err
+		}
+		text = tmpl.Apply(text)
+	}
+	prompt := tok.Encode(text, infer.AddBOS(tok))
+	if len(prompt) == 0 {
+		return usageError{errors.New("-p: the prompt encodes to no tokens")}
+	}
+	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(prompt) > s.Ctx() {
+		return fmt.Errorf("the prompt has %d tokens, more than the context of %d positions (raise --ctx, at most max_seq %d)", len(prompt), s.Ctx(), cfg.MaxSeq)
+	}
+	if o.Verbose {
+		fmt.Fprintf(errOut, "model: %s: dim %d, %d layers, %d/%d heads of %d, ffn %d, vocab %d, max_seq %d, weights %s\n",
+			path, cfg.Dim, cfg.NLayers, cfg.NHeads, cfg.NKVHeads, cfg.HeadDim, cfg.HiddenDim, cfg.Vocab, cfg.MaxSeq, mib(m.WeightBytes()))
+		fmt.Fprintf(errOut, "kernels: %s; threads: %d\n", asm.Features(), s.Threads())
+		fmt.Fprintf(errOut, "prompt tokens: %v\n", prompt)
+	}
+	fmt.Fprintf(errOut, "cache: %s for a context of %d positions\n", mib(s.CacheBytes()), s.Ctx())
+
+	opt := infer.GenerateOptions{MaxTokens: o.N, Stop: tok.StopTokens(), Sampler: infer.NewSampler(o.Sampling)}
+	var lw *logitsWriter
+	if o.Logits != "" {
+		if lw, err = newLogitsWriter(o.Logits); err != nil {
+			return err
+		}
+		defer lw.abort()
+		opt.Logits = lw.write
+	}
+	sd := tok.NewStreamDecoder()
+	res, err := infer.Generate(ctx, s, prompt, opt, func(id int) error {
+		_, err := io.WriteString(out, sd.Add(id))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if o.N != 0 {
+		fmt.Fprintln(out)
+	}
+	if lw != nil {
+		if err := lw.close(); err != nil {
+			return err
+		}
+	}
+	if o.Verbose {
+		fmt.Fprintf(errOut, "generated tokens: %v\n", res.Tokens)
+	}
+	fmt.Fprintf(errOut, "prefill: %d tokens in %.3f s, %.1f tokens/s\n", res.PromptTokens, res.PromptTime.Seconds(), float64(res.PromptTokens)/res.PromptTime.Seconds())
+	if res.GeneratedSteps > 0 {
+		fmt.Fprintf(errOut, "generation: %d tokens in %.3f s, %.1f tokens/s\n", res.GeneratedSteps, res.GenerateTime.Seconds(), float64(res.GeneratedSteps)/res.GenerateTime.Seconds())
+	}
+	switch res.Reason {
+	case infer.StopContext:
+		fmt.Fprintf(errOut, "stopped: the context of %d positions is full (raise --ctx, at most max_seq %d)\n", s.Ctx(), cfg.MaxSeq)
+	case infer.StopCancel:
+		fmt.Fprintln(errOut, "stopped: interrupted")
+	case infer.StopToken:
+		fmt.Fprintln(errOut, "stopped: end-of-sequence token")
+	}
+	return nil
+}
+
+// logitsWriter writes rows of float32 logits to a temporary file renamed into
+// place by close.
+type logitsWriter struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	buf  []byte
+}
+
+func newLogitsWriter(path string) (*logitsWriter, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("--logits: %w", err)
+	}
+	return &logitsWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+func (l *logitsWriter) write(_ int, logits []float32) error {
+	l.buf = l.buf[:0]
+	for _, v := range logits {
+		l.buf = binary.LittleEndian.AppendUint32(l.buf, math.Float32bits(v))
+	}
+	if _, err := l.w.Write(l.buf); err != nil {
+		return fmt.Errorf("--logits %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *logitsWriter) close() error {
+	err := l.w.Flush()
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(l.f.Name(), l.path)
+	}
+	if err != nil {
+		os.Remove(l.f.Name())
+		return fmt.Errorf("--logits %s: %w", l.path, err)
+	}
+	l.f = nil
+	return nil
+}
+
+func (l *logitsWriter) abort() {
+	if l.f != nil {
+		l.f.Close()
+		os.Remove(l.f.Name())
+		l.f = nil
+	}
+}
