@@ -221,3 +221,28 @@ func matMulAVX2(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []flo
 		}
 	}
 }
+
+// dotF32AVX2 is dotF32Generic over n ≥ 1 elements.
+//
+//go:noescape
+func dotF32AVX2(a *float32, b *float32, n int) float32
+
+// axpyF32AVX2 is axpyF32Generic over n ≥ 1 elements.
+//
+//go:noescape
+func axpyF32AVX2(y *float32, a float32, x *float32, n int)
+
+func dotF32(a, b []float32) float32 {
+	if active >= AVX2 {
+		return dotF32AVX2(&a[0], &b[0], len(a))
+	}
+	return dotF32Generic(a, b)
+}
+
+func axpyF32(y []float32, a float32, x []float32) {
+	if active >= AVX2 {
+		axpyF32AVX2(&y[0], a, &x[0], len(y))
+		return
+	}
+	axpyF32Generic(y, a, x)
+}

@@ -27,3 +27,7 @@ func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []in
 func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []int8, da []float32, n int) {
 	matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
 }
+
+func dotF32(a, b []float32) float32 { return dotF32Generic(a, b) }
+
+func axpyF32(y []float32, a float32, x []float32) { axpyF32Generic(y, a, x) }

@@ -1,0 +1,47 @@
+package asm
+
+// DotF32 returns Σ a[i]·b[i] over len(a) elements (len(b) ≥ len(a)) in the
+// 8-lane order of package infer: lane l = i mod 8 accumulates
+// acc[l] = acc[l] + float32(a[i]·b[i]) in increasing i (no FMA), then
+// v[l] = acc[l] + acc[l+4] (l < 4) and r = (v[0] + v[2]) + (v[1] + v[3]).
+func DotF32(a, b []float32) float32 {
+	if len(b) < len(a) {
+		panic("asm: DotF32: len(b) < len(a)")
+	}
+	if len(a) == 0 {
+		return 0
+	}
+	return dotF32(a, b[:len(a)])
+}
+
+// AxpyF32 sets y[i] = y[i] + float32(a·x[i]) (no FMA) for i < len(y);
+// len(x) ≥ len(y).
+func AxpyF32(y []float32, a float32, x []float32) {
+	if len(x) < len(y) {
+		panic("asm: AxpyF32: len(x) < len(y)")
+	}
+	if len(y) == 0 {
+		return
+	}
+	axpyF32(y, a, x[:len(y)])
+}
+
+func dotF32Generic(a, b []float32) float32 {
+	var acc [8]float32
+	b = b[:len(a)]
+	for i := range a {
+		acc[i&7] = acc[i&7] + float32(a[i]*b[i])
+	}
+	v0 := acc[0] + acc[4]
+	v1 := acc[1] + acc[5]
+	v2 := acc[2] + acc[6]
+	v3 := acc[3] + acc[7]
+	return (v0 + v2) + (v1 + v3)
+}
+
+func axpyF32Generic(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] = y[i] + float32(a*x[i])
+	}
+}

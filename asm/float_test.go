@@ -1,0 +1,94 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotF32Exact checks small integer data, where every order gives the
+// same exact sum, and the 8-lane tree on a case worked by hand.
+func TestDotF32Exact(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 9, 33} {
+		a := make([]float32, n)
+		b := make([]float32, n)
+		var want float32
+		for i := range a {
+			a[i], b[i] = float32(i%5-2), float32(i%3+1)
+			want += a[i] * b[i]
+		}
+		if got := DotF32(a, b); got != want {
+			t.Errorf("n=%d: got %v, want %v", n, got, want)
+		}
+	}
+	// Lane 0 holds 2^24, lanes 2, 4 and 6 hold 1: v0 = 2^24+1 rounds to
+	// 2^24, v2 = 2, r = 2^24+2 (a left-to-right sum gives 2^24).
+	a := []float32{1 << 24, 0, 1, 0, 1, 0, 1, 0}
+	b := []float32{1, 1, 1, 1, 1, 1, 1, 1}
+	if got, want := DotF32(a, b), float32(1<<24+2); got != want {
+		t.Errorf("order: got %v, want %v", got, want)
+	}
+}
+
+func TestFloatKernelsMatchGeneric(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for n := 1; n <= 70; n++ {
+			for _, kind := range xKinds {
+				x := make([]float32, n)
+				y := make([]float32, n)
+				for i := range x {
+					x[i], y[i] = genX(rng, kind), genX(rng, kind)
+				}
+				s := genX(rng, kind)
+				name := fmt.Sprintf("n=%d/%s", n, kind)
+				checkFloat(t, name, x, y, s, n%3)
+			}
+		}
+	})
+}
+
+func checkFloat(t *testing.T, name string, x, y []float32, s float32, off int) {
+	t.Helper()
+	n := len(x)
+	var wantDot float32
+	wantY := append([]float32(nil), y...)
+	generic(func() {
+		wantDot = DotF32(x, y)
+		AxpyF32(wantY, s, x)
+	})
+	xs, _ := guarded(n, off, float32(3))
+	copy(xs, x)
+	ys, checkY := guarded(n, off, float32(5))
+	copy(ys, y)
+	if got := DotF32(xs, ys); !sameFloat(got, wantDot) {
+		t.Fatalf("%s DotF32: got %v, want %v", name, got, wantDot)
+	}
+	AxpyF32(ys, s, xs)
+	checkY(t, name+" AxpyF32")
+	for i := range ys {
+		if !sameFloat(ys[i], wantY[i]) {
+			t.Fatalf("%s AxpyF32: y[%d] got %v, want %v", name, i, ys[i], wantY[i])
+		}
+	}
+}
+
+// FuzzFloat compares the variants' DotF32 and AxpyF32 with generic on any
+// float32 bits.
+func FuzzFloat(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0}, uint8(13))
+	f.Fuzz(func(t *testing.T, data []byte, nSel uint8) {
+		n := 1 + int(nSel)%80
+		x := make([]float32, n)
+		y := make([]float32, n)
+		for i := range x {
+			x[i], y[i] = fuzzScale(data, 2*i), fuzzScale(data, 2*i+1)
+		}
+		s := fuzzScale(data, 2*n)
+		if math.IsNaN(float64(s)) && nSel%2 == 0 {
+			s = 1
+		}
+		variants(t, func(t *testing.T) { checkFloat(t, "fuzz", x, y, s, int(nSel)%3) })
+	})
+}
