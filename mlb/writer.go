@@ -97,11 +97,11 @@ func (w *Writer) expect(name string, quant bool) (TensorInfo, error) {
 	t, ok := w.Next()
 	switch {
 	case !ok:
-		w.err = fmt.Errorf("mlb: %s: tensor %s written after the last tensor", w.path, name)
+		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: "written after the last tensor"}
 	case t.Name != name:
-		w.err = fmt.Errorf("mlb: %s: tensor %s written where %s comes next", w.path, name, t.Name)
+		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: "written where " + t.Name + " comes next"}
 	case quant != t.Type.Quantized():
-		w.err = fmt.Errorf("mlb: %s: tensor %s is %v, written with the wrong method", w.path, name, t.Type)
+		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("is %v, written with the wrong method", t.Type)}
 	}
 	return t, w.err
 }
@@ -113,7 +113,7 @@ func (w *Writer) WriteF32(name string, v []float32) error {
 		return err
 	}
 	if int64(len(v)) != t.Elems() {
-		w.err = fmt.Errorf("mlb: %s: tensor %s has %d values, want %d", w.path, name, len(v), t.Elems())
+		w.err = &Error{Code: CodeShape, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("%d values, want %d", len(v), t.Elems())}
 		return w.err
 	}
 	var buf [4096]byte
@@ -148,12 +148,13 @@ func (w *Writer) WriteMatrix(name string, q, scales []byte) error {
 	}
 	switch {
 	case int64(len(q)) != qn:
-		w.err = fmt.Errorf("mlb: %s: tensor %s (%v, %d×%d) has %d quant bytes, want %d", w.path, name, t.Type, t.Rows, t.Cols, len(q), qn)
+		w.err = &Error{Code: CodeShape, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("%v %d×%d: %d quant bytes, want %d", t.Type, t.Rows, t.Cols, len(q), qn)}
 	case int64(len(scales)) != sn:
-		w.err = fmt.Errorf("mlb: %s: tensor %s (%v, %d×%d) has %d scale bytes, want %d", w.path, name, t.Type, t.Rows, t.Cols, len(scales), sn)
+		w.err = &Error{Code: CodeShape, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("%v %d×%d: %d scale bytes, want %d", t.Type, t.Rows, t.Cols, len(scales), sn)}
 	case t.Type == Q8_0:
 		if j := findMinus128(q); j >= 0 {
-			w.err = fmt.Errorf("mlb: %s: tensor %s: Q8_0 quant at row %d, column %d is -128 (the loader refuses it)", w.path, name, j/t.Cols, j%t.Cols)
+			w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name,
+				Msg: fmt.Sprintf("Q8_0 quant at row %d, column %d is -128 (quants must be in [-127, 127])", j/t.Cols, j%t.Cols)}
 		}
 	}
 	if w.err != nil {
@@ -174,7 +175,8 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	if w.err == nil && w.next < len(w.ts) {
-		w.err = fmt.Errorf("mlb: %s: closed with %d tensors unwritten, next %s", w.path, len(w.ts)-w.next, w.ts[w.next].Name)
+		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1,
+			Msg: fmt.Sprintf("closed with %d tensors unwritten, next %s", len(w.ts)-w.next, w.ts[w.next].Name)}
 	}
 	if w.err == nil {
 		if err := w.bw.Flush(); err != nil {

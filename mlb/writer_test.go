@@ -51,7 +51,7 @@ func TestWriterRefuses(t *testing.T) {
 				return err
 			}
 			return w.WriteF32("blk.0.attn_norm", make([]float32, 63))
-		}, "63 values, want 64"},
+		}, "blk.0.attn_norm: 63 values, want 64"},
 		{"incomplete", func(w *mlb.Writer) error {
 			return w.WriteMatrix("tok_emb", make([]byte, 64*67), make([]byte, 4*2*67))
 		}, "unwritten, next blk.0.attn_norm"},
@@ -71,6 +71,9 @@ func TestWriterRefuses(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if mlb.CodeOf(err) == 0 || !strings.Contains(err.Error(), path) {
+				t.Errorf("got %v, want an *mlb.Error naming %s", err, path)
 			}
 			if got := dirEntries(t, dir); len(got) != 0 {
 				t.Fatalf("left behind %v, want nothing", got)

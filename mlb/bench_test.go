@@ -1,0 +1,103 @@
+package mlb_test
+
+import (
+	"encoding/binary"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/krafla/krafla/mlb"
+)
+
+// writeBig writes a Q8_0 model of about 1 GiB (dim 4096, 7 layers of MHA with a
+// 4096 FFN, vocab 32000, separate classifier) with a quant pattern free of -128.
+func writeBig(b *testing.B, path string) {
+	h := mlb.Header{Version: 1, Dim: 4096, NLayers: 7, NHeads: 32, NKVHeads: 32, HiddenDim: 4096,
+		Vocab: 32000, MaxSeq: 4096, RopeTheta: 10000, NormEps: 1e-5, WType: mlb.WTypeQ8_0}
+	w, err := mlb.Create(path, &h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Abort()
+	var q, d []byte
+	for {
+		ti, ok := w.Next()
+		if !ok {
+			break
+		}
+		n := ti.Rows * ti.Cols
+		if ti.Type == mlb.F32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = 1
+			}
+			err = w.WriteF32(ti.Name, v)
+		} else {
+			if len(q) < n {
+				q = make([]byte, n)
+				for i := range q {
+					q[i] = byte(int8(i%255 - 127))
+				}
+				d = make([]byte, n/32*4)
+				for i := 0; i < n/32; i++ {
+					binary.LittleEndian.PutUint32(d[4*i:], math.Float32bits(0.01))
+				}
+			}
+			err = w.WriteMatrix(ti.Name, q[:n], d[:n/32*4])
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkOpen opens and fully validates a 1 GiB Q8_0 file (mmap, checks, the
+// -128 scan of every quant); "scan" times the scan alone over the mapped
+// quants. Both report throughput over the bytes they cover.
+func BenchmarkOpen(b *testing.B) {
+	if testing.Short() {
+		b.Skip("writes a 1 GiB file")
+	}
+	path := filepath.Join(b.TempDir(), "big.mlb")
+	t0 := time.Now()
+	writeBig(b, path)
+	b.Logf("wrote the file in %v", time.Since(t0))
+	b.Run("open", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f, err := mlb.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(f.Size)
+			f.Close()
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		f, err := mlb.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		var qs [][]byte
+		var n int64
+		for _, t := range f.Tensors {
+			if t.Type == mlb.Q8_0 {
+				qs = append(qs, t.Q)
+				n += int64(len(t.Q))
+			}
+		}
+		b.SetBytes(n)
+		for b.Loop() {
+			for _, q := range qs {
+				if mlb.FindMinus128(q) >= 0 {
+					b.Fatal("found -128")
+				}
+			}
+		}
+	})
+}
