@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/krafla/krafla/internal/testenv"
 )
@@ -43,6 +45,26 @@ func readCaseLines(t testing.TB, path string) []hfCaseLine {
 		t.Fatal(err)
 	}
 	return out
+}
+
+var (
+	shippedMu  sync.Mutex
+	shippedTok = map[string]*Tokenizer{}
+)
+
+// shipped returns the tokenizer of ../shared/tokenizers/<name>, built once
+// per test binary (gemma3 takes seconds).
+func shipped(t testing.TB, name string) *Tokenizer {
+	t.Helper()
+	dir := testenv.Shared(t, "tokenizers", name)
+	shippedMu.Lock()
+	defer shippedMu.Unlock()
+	if tk, ok := shippedTok[name]; ok {
+		return tk
+	}
+	tk := fromHFViaFile(t, dir)
+	shippedTok[name] = tk
+	return tk
 }
 
 // fromHFViaFile builds the tokenizer from tokenizer.json and round-trips it
@@ -85,7 +107,7 @@ func TestConformance(t *testing.T) {
 				}
 				return
 			}
-			tk := fromHFViaFile(t, dir)
+			tk := shipped(t, name)
 			lines := readCaseLines(t, cases)
 			var okIDs, okSpecial, okDecoded int
 			fails := 0
@@ -106,6 +128,20 @@ func TestConformance(t *testing.T) {
 					okDecoded++
 				} else if fails++; fails <= 5 {
 					t.Errorf("case %d %q: decoded\n got %q\nwant %q", i, short(c.Text), short(d), short(c.Decoded))
+				}
+				// The stream decoder gives the same text, never splitting a character.
+				sd := tk.NewStreamDecoder()
+				var sb strings.Builder
+				for _, id := range c.IDs {
+					piece := sd.Add(id)
+					if !utf8.ValidString(piece) {
+						t.Errorf("case %d: stream piece %q is not valid UTF-8", i, piece)
+					}
+					sb.WriteString(piece)
+				}
+				sb.WriteString(sd.Flush())
+				if sb.String() != c.Decoded {
+					t.Errorf("case %d %q: stream decoded\n got %q\nwant %q", i, short(c.Text), short(sb.String()), short(c.Decoded))
 				}
 			}
 			t.Logf("%s: ids %d/%d, ids_with_special %d/%d, decoded %d/%d",

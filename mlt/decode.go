@@ -214,9 +214,11 @@ func appendLossy(dst, b []byte) []byte {
 }
 
 // stopNames are the end-of-turn and end-of-text tokens chat models stop on.
+// "</s>" is not among them: SentencePiece models give it as their EOS anyway,
+// and in Gemma it is the HTML strikethrough tag.
 var stopNames = []string{
 	"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|im_end|>", "<|endoftext|>",
-	"<end_of_turn>", "<eos>", "</s>", "<|end|>", "<|return|>", "<EOT>",
+	"<end_of_turn>", "<eos>", "<|end|>", "<|return|>", "<EOT>",
 }
 
 // StopTokens returns the ids generation stops on: EOS and the added tokens
