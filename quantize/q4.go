@@ -80,7 +80,7 @@ func q4BestRow(x []float32, q, scales []byte, f16 bool, imp []float32, s *rowScr
 		var sum float64
 		for _, v := range x {
 			f := float64(v)
-			sum += f * f // exact product: fusing would not change it
+			sum += float64(f * f) // exact anyway; rounded explicitly so that no platform fuses it
 		}
 		s2 = sum / float64(len(x))
 	}
@@ -146,7 +146,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 		var w float64
 		if imp != nil {
 			f := float64(v)
-			w = float64(imp[i]) * math.Sqrt(s2+f*f)
+			w = float64(imp[i]) * math.Sqrt(s2+float64(f*f))
 		} else {
 			w = xs * xs
 		}
