@@ -68,6 +68,26 @@ func (s Slot) Matrices() string {
 	return "?"
 }
 
+// SlotOf returns the slot that records the input of a layer matrix, by the short
+// name used in .mlb tensor names ("wq" for "blk.3.wq"). Attention's q, k, v and gate
+// projections, and the linear-attention input projections, share AttnIn; lout uses
+// AttnOut, which holds its input only where V·dv equals q_dim (the caller compares
+// SlotSize with the matrix's columns and falls back to x² weighting otherwise).
+// The classifier is not a slot: use ClassifierImportance for wcls.
+func SlotOf(matrix string) (Slot, bool) {
+	switch matrix {
+	case "wq", "wk", "wv", "wg", "lqkv", "lz", "lb", "la":
+		return AttnIn, true
+	case "wo", "lout":
+		return AttnOut, true
+	case "w1", "w3":
+		return FFNIn, true
+	case "w2":
+		return FFNOut, true
+	}
+	return 0, false
+}
+
 // File is an importance matrix: the header fields and the sums as stored.
 type File struct {
 	NLayers, Dim, HiddenDim, QDim uint32 // QDim as stored: 0 when equal to Dim

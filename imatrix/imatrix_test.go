@@ -236,3 +236,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSlotOf(t *testing.T) {
+	tests := []struct {
+		name string
+		slot Slot
+		ok   bool
+	}{
+		{"wq", AttnIn, true}, {"wk", AttnIn, true}, {"wv", AttnIn, true}, {"wg", AttnIn, true},
+		{"lqkv", AttnIn, true}, {"lz", AttnIn, true}, {"lb", AttnIn, true}, {"la", AttnIn, true},
+		{"wo", AttnOut, true}, {"lout", AttnOut, true},
+		{"w1", FFNIn, true}, {"w3", FFNIn, true}, {"w2", FFNOut, true},
+		{"wcls", 0, false}, {"tok_emb", 0, false}, {"attn_norm", 0, false},
+	}
+	for _, tc := range tests {
+		s, ok := SlotOf(tc.name)
+		if s != tc.slot || ok != tc.ok {
+			t.Errorf("SlotOf(%q): got %v, %v, want %v, %v", tc.name, s, ok, tc.slot, tc.ok)
+		}
+	}
+}
