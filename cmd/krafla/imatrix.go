@@ -35,6 +35,9 @@ the Q4_0 rounding.`,
   krafla convert ./Llama-3.2-1B --type q4_0 --imatrix llama.imatrix -o llama-q4.mlb`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.File == "" {
+				return usageError{fmt.Errorf("-f is required\nRun '%s --help' for usage.", cmd.CommandPath())}
+			}
 			return runImatrix(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -42,7 +45,6 @@ the Q4_0 rounding.`,
 	c.Flags().StringVarP(&o.File, "file", "f", "", "calibration text file (required)")
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "output file (default: MODEL with the extension .imatrix)")
 	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
-	c.MarkFlagRequired("file")
 	return c
 }
 
@@ -57,6 +59,7 @@ func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut 
 		return err
 	}
 	bos := infer.AddBOS(tok)
+	prog := progressTo(errOut)
 	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
 	if err != nil {
 		return err
@@ -68,9 +71,9 @@ func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut 
 		copt.BOS = int(tok.BOS)
 	}
 	f, err := infer.Imatrix(ctx, s, ids, copt, func(done, total int) {
-		fmt.Fprintf(errOut, "\rchunk %d/%d", done, total)
+		fmt.Fprintf(prog, "\rchunk %d/%d", done, total)
 		if done == total {
-			fmt.Fprintln(errOut)
+			fmt.Fprintln(prog)
 		}
 	})
 	if err != nil {

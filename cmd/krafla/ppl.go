@@ -34,6 +34,9 @@ and how often both models rank the same token first.`,
 		Example: `  krafla ppl llama-q4.mlb -f wiki.txt --chunk 512 --kld llama-q8.mlb`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.File == "" {
+				return usageError{fmt.Errorf("-f is required\nRun '%s --help' for usage.", cmd.CommandPath())}
+			}
 			return runPPL(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -41,7 +44,6 @@ and how often both models rank the same token first.`,
 	c.Flags().StringVarP(&o.File, "file", "f", "", "text file (required)")
 	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
 	c.Flags().StringVar(&o.KLD, "kld", "", "base model .mlb to compare against")
-	c.MarkFlagRequired("file")
 	return c
 }
 
@@ -86,6 +88,7 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 		return err
 	}
 	bos := infer.AddBOS(tok)
+	prog := progressTo(errOut)
 	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
 	if err != nil {
 		return err
@@ -113,9 +116,9 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 		copt.BOS = int(tok.BOS)
 	}
 	r, err := infer.Perplexity(ctx, s, base, ids, copt, func(done, total int, r *infer.PPLResult) {
-		fmt.Fprintf(errOut, "\rchunk %d/%d: ppl %.4f", done, total, r.PPL)
+		fmt.Fprintf(prog, "\rchunk %d/%d: ppl %.4f", done, total, r.PPL)
 		if done == total {
-			fmt.Fprintln(errOut)
+			fmt.Fprintln(prog)
 		}
 	})
 	if err != nil {

@@ -64,6 +64,9 @@ any thread count.`,
   krafla run llama.mlb -p "Hello" -n 0 --logits hello.f32   # [n_tokens][vocab] float32`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Prompt == "" {
+				return usageError{fmt.Errorf("-p is required\nRun '%s --help' for usage.", cmd.CommandPath())}
+			}
 			if o.N < -1 {
 				return usageError{fmt.Errorf("-n %d: want a count of tokens, or -1 for no limit", o.N)}
 			}
@@ -87,7 +90,6 @@ any thread count.`,
 	f.Float32Var(&o.Sampling.RepeatPenalty, "repeat-penalty", 1, "penalty on the last --repeat-last-n tokens (1: none)")
 	f.IntVar(&o.Sampling.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back on")
 	f.Uint64Var(&o.Sampling.Seed, "seed", 0, "random seed of the sampler")
-	c.MarkFlagRequired("prompt")
 	return c
 }
 
@@ -276,4 +278,15 @@ func (l *logitsWriter) abort() {
 		os.Remove(l.f.Name())
 		l.f = nil
 	}
+}
+
+// progressTo returns w when it is a terminal (progress lines redraw with \r),
+// else io.Discard, so logs and pipes get only the results.
+func progressTo(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return w
+		}
+	}
+	return io.Discard
 }
