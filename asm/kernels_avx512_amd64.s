@@ -111,7 +111,7 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	VADDPS   Y6, accy, Y6; \
 	VEXTRACTF128 $1, Y6, X7; \
 	VADDPS   X7, X6, X6; \
-	VPSHUFD $0x4e, X6, X7; \
+	VMOVHLPS X6, X6, X7; \
 	VADDPS   X7, X6, X6; \
 	VMOVSHDUP X6, X7; \
 	VADDSS   X7, X6, X6; \
