@@ -61,3 +61,25 @@ func TestEncodeByteLevelFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeByteLevelConcurrent shares one tokenizer (and its pre-token cache)
+// between goroutines; run with -race.
+func TestEncodeByteLevelConcurrent(t *testing.T) {
+	tk := tinyByteLevel(t, 0, []string{"ab", " ab"}, [][2]string{{"a", "b"}, {" ", "ab"}})
+	want := []int{256, 257, 257, 'c'}
+	done := make(chan []int)
+	for range 4 {
+		go func() {
+			var got []int
+			for range 200 {
+				got = tk.encodeByteLevel("ab ab abc", got[:0])
+			}
+			done <- got
+		}()
+	}
+	for range 4 {
+		if got := <-done; !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	}
+}
