@@ -20,15 +20,15 @@ import (
 func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)
 
 // matVec1Q8_0AVX512 sets out[r] = dotQ8_0Generic(row r of w, the activation
-// packed with g = 1 in act) for r < rows.
+// packed with g = 1 in act, whose scales are also da) for r < rows.
 //
 //go:noescape
-func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, nb int)
+func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, da *float32, nb int)
 
 // matVec1Q4_0AVX512 is matVec1Q8_0AVX512 for Q4_0 weights (act packed with k = 8).
 //
 //go:noescape
-func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, nb int)
+func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, da *float32, nb int)
 
 // matMul4Q8_0AVX512 sets out[i·ldo+r] = dotQ8_0Generic(row r of w, row i of
 // the four activations packed with g = 4 in act) for r < rows, i < 4.
@@ -109,7 +109,7 @@ func matVecQ8_0(out []float32, w []int8, dw []float32, a []int8, da []float32) {
 		nb := len(a) / BlockSize
 		p := getScratch(packSize(nb, 1))
 		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 128)
-		matVec1Q8_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
+		matVec1Q8_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], &da[0], nb)
 		scratchPool.Put(p)
 	case AVX2:
 		matVecQ8_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
@@ -124,7 +124,7 @@ func matVecQ4_0(out []float32, w []byte, dw []float32, a []int8, da []float32) {
 		nb := len(a) / BlockSize
 		p := getScratch(packSize(nb, 1))
 		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 8)
-		matVec1Q4_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], nb)
+		matVec1Q4_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], &da[0], nb)
 		scratchPool.Put(p)
 	case AVX2:
 		matVecQ4_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
@@ -170,9 +170,9 @@ func matMulAVX512(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []f
 			o := &out[i*ldo+r0]
 			act := &buf[n4*g4+(i-4*n4)*g1]
 			if q4 {
-				matVec1Q4_0AVX512(o, (*byte)(wr), &dw[r0*nb], nr, act, nb)
+				matVec1Q4_0AVX512(o, (*byte)(wr), &dw[r0*nb], nr, act, &da[i*nb], nb)
 			} else {
-				matVec1Q8_0AVX512(o, (*int8)(wr), &dw[r0*nb], nr, act, nb)
+				matVec1Q8_0AVX512(o, (*int8)(wr), &dw[r0*nb], nr, act, &da[i*nb], nb)
 			}
 		}
 	}

@@ -146,6 +146,92 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	VMULPS    sy, ty, ty; \
 	VADDPS    tz, acc, K1, acc
 
+// One pair of the shared activation (Z17 corr, Z18 quants) times weights w
+// with the lane-broadcast block scales s = dw·da computed beforehand.
+#define ACTS2(w, sc, acc, t) \
+	VMOVDQA32 Z17, t; \
+	VPDPBUSD  Z18, w, t; \
+	VCVTDQ2PS t, t; \
+	VMULPS    sc, t, t; \
+	VADDPS    t, acc, acc
+
+// GROUP2: 8 pairs (16 blocks) of two weight rows. The 16 scales per row are
+// one VMULPS (dw·da, exactly the definition's s_b), spread per pair by
+// VPERMPS with the indexes in Z2, Z3, Z10-Z13, Z20, Z21.
+#define GROUP2(W2, wstep2) \
+	VMOVUPS (DX), Z22; \
+	VMULPS  (AX), Z22, Z22; \
+	VMOVUPS (DX)(R12*1), Z23; \
+	VMULPS  (AX), Z23, Z23; \
+	W2(0*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(0*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z2, Z5; \
+	VPERMPS Z23, Z2, Z16; \
+	VMOVDQU32 64(R10), Z17; \
+	VMOVDQU64 0(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(1*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(1*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z3, Z5; \
+	VPERMPS Z23, Z3, Z16; \
+	VMOVDQU32 256(R10), Z17; \
+	VMOVDQU64 192(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(2*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(2*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z10, Z5; \
+	VPERMPS Z23, Z10, Z16; \
+	VMOVDQU32 448(R10), Z17; \
+	VMOVDQU64 384(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(3*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(3*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z11, Z5; \
+	VPERMPS Z23, Z11, Z16; \
+	VMOVDQU32 640(R10), Z17; \
+	VMOVDQU64 576(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(4*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(4*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z12, Z5; \
+	VPERMPS Z23, Z12, Z16; \
+	VMOVDQU32 832(R10), Z17; \
+	VMOVDQU64 768(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(5*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(5*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z13, Z5; \
+	VPERMPS Z23, Z13, Z16; \
+	VMOVDQU32 1024(R10), Z17; \
+	VMOVDQU64 960(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(6*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(6*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z20, Z5; \
+	VPERMPS Z23, Z20, Z16; \
+	VMOVDQU32 1216(R10), Z17; \
+	VMOVDQU64 1152(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	W2(7*wstep2(SI), Z4, Y4, X4, X6); \
+	W2(7*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	VPERMPS Z22, Z21, Z5; \
+	VPERMPS Z23, Z21, Z16; \
+	VMOVDQU32 1408(R10), Z17; \
+	VMOVDQU64 1344(R10), Z18; \
+	ACTS2(Z4, Z5, Z0, Z6); \
+	ACTS2(Z14, Z16, Z1, Z8); \
+	ADDQ $(8*wstep2), SI; \
+	ADDQ $64, DX; \
+	ADDQ $64, AX; \
+	ADDQ $(8*192), R10
+
 // MATVEC: one activation (packed with g = 1) against rows weight rows, two
 // rows at a time (sharing the activation loads), then a last odd row.
 // wstep2/wstep1: weight bytes per pair / per block.
@@ -156,8 +242,17 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	MOVQ dw+16(FP), DX; \
 	MOVQ rows+24(FP), CX; \
 	MOVQ act+32(FP), R8; \
-	MOVQ nb+40(FP), R9; \
+	MOVQ da+40(FP), R11; \
+	MOVQ nb+48(FP), R9; \
 	IMUL3Q $wstep1, R9, R13; \
+	VMOVDQU64 grpidx<>+0(SB), Z2; \
+	VMOVDQU64 grpidx<>+64(SB), Z3; \
+	VMOVDQU64 grpidx<>+128(SB), Z10; \
+	VMOVDQU64 grpidx<>+192(SB), Z11; \
+	VMOVDQU64 grpidx<>+256(SB), Z12; \
+	VMOVDQU64 grpidx<>+320(SB), Z13; \
+	VMOVDQU64 grpidx<>+384(SB), Z20; \
+	VMOVDQU64 grpidx<>+448(SB), Z21; \
 	LEAQ 0(R9*4), R12; \
 row2: \
 	CMPQ CX, $2; \
@@ -166,6 +261,13 @@ row2: \
 	VPXORD Z1, Z1, Z1; \
 	MOVQ  R8, R10; \
 	MOVQ  R9, BX; \
+	MOVQ  R11, AX; \
+group2: \
+	CMPQ BX, $16; \
+	JLT  pair2; \
+	GROUP2(W2, wstep2); \
+	SUBQ $16, BX; \
+	JMP  group2; \
 pair2: \
 	CMPQ BX, $2; \
 	JLT  tail2; \
@@ -182,6 +284,7 @@ pair2: \
 	ACTR2(Z14, Z16, Z1, Z8, Z9); \
 	ADDQ $wstep2, SI; \
 	ADDQ $8, DX; \
+	ADDQ $8, AX; \
 	ADDQ $192, R10; \
 	SUBQ $2, BX; \
 	JMP  pair2; \
@@ -297,12 +400,80 @@ done4: \
 	VZEROUPPER; \
 	RET
 
-// func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, nb int)
-TEXT ·matVec1Q8_0AVX512(SB), NOSPLIT, $0-48
+// VPERMPS indexes for pair k of a group of 8: lanes 0-7 take element 2k,
+// lanes 8-15 element 2k+1 (of 16 precomputed block scales).
+DATA grpidx<>+0(SB)/8, $0x0000000000000000
+DATA grpidx<>+8(SB)/8, $0x0000000000000000
+DATA grpidx<>+16(SB)/8, $0x0000000000000000
+DATA grpidx<>+24(SB)/8, $0x0000000000000000
+DATA grpidx<>+32(SB)/8, $0x0000000100000001
+DATA grpidx<>+40(SB)/8, $0x0000000100000001
+DATA grpidx<>+48(SB)/8, $0x0000000100000001
+DATA grpidx<>+56(SB)/8, $0x0000000100000001
+DATA grpidx<>+64(SB)/8, $0x0000000200000002
+DATA grpidx<>+72(SB)/8, $0x0000000200000002
+DATA grpidx<>+80(SB)/8, $0x0000000200000002
+DATA grpidx<>+88(SB)/8, $0x0000000200000002
+DATA grpidx<>+96(SB)/8, $0x0000000300000003
+DATA grpidx<>+104(SB)/8, $0x0000000300000003
+DATA grpidx<>+112(SB)/8, $0x0000000300000003
+DATA grpidx<>+120(SB)/8, $0x0000000300000003
+DATA grpidx<>+128(SB)/8, $0x0000000400000004
+DATA grpidx<>+136(SB)/8, $0x0000000400000004
+DATA grpidx<>+144(SB)/8, $0x0000000400000004
+DATA grpidx<>+152(SB)/8, $0x0000000400000004
+DATA grpidx<>+160(SB)/8, $0x0000000500000005
+DATA grpidx<>+168(SB)/8, $0x0000000500000005
+DATA grpidx<>+176(SB)/8, $0x0000000500000005
+DATA grpidx<>+184(SB)/8, $0x0000000500000005
+DATA grpidx<>+192(SB)/8, $0x0000000600000006
+DATA grpidx<>+200(SB)/8, $0x0000000600000006
+DATA grpidx<>+208(SB)/8, $0x0000000600000006
+DATA grpidx<>+216(SB)/8, $0x0000000600000006
+DATA grpidx<>+224(SB)/8, $0x0000000700000007
+DATA grpidx<>+232(SB)/8, $0x0000000700000007
+DATA grpidx<>+240(SB)/8, $0x0000000700000007
+DATA grpidx<>+248(SB)/8, $0x0000000700000007
+DATA grpidx<>+256(SB)/8, $0x0000000800000008
+DATA grpidx<>+264(SB)/8, $0x0000000800000008
+DATA grpidx<>+272(SB)/8, $0x0000000800000008
+DATA grpidx<>+280(SB)/8, $0x0000000800000008
+DATA grpidx<>+288(SB)/8, $0x0000000900000009
+DATA grpidx<>+296(SB)/8, $0x0000000900000009
+DATA grpidx<>+304(SB)/8, $0x0000000900000009
+DATA grpidx<>+312(SB)/8, $0x0000000900000009
+DATA grpidx<>+320(SB)/8, $0x0000000a0000000a
+DATA grpidx<>+328(SB)/8, $0x0000000a0000000a
+DATA grpidx<>+336(SB)/8, $0x0000000a0000000a
+DATA grpidx<>+344(SB)/8, $0x0000000a0000000a
+DATA grpidx<>+352(SB)/8, $0x0000000b0000000b
+DATA grpidx<>+360(SB)/8, $0x0000000b0000000b
+DATA grpidx<>+368(SB)/8, $0x0000000b0000000b
+DATA grpidx<>+376(SB)/8, $0x0000000b0000000b
+DATA grpidx<>+384(SB)/8, $0x0000000c0000000c
+DATA grpidx<>+392(SB)/8, $0x0000000c0000000c
+DATA grpidx<>+400(SB)/8, $0x0000000c0000000c
+DATA grpidx<>+408(SB)/8, $0x0000000c0000000c
+DATA grpidx<>+416(SB)/8, $0x0000000d0000000d
+DATA grpidx<>+424(SB)/8, $0x0000000d0000000d
+DATA grpidx<>+432(SB)/8, $0x0000000d0000000d
+DATA grpidx<>+440(SB)/8, $0x0000000d0000000d
+DATA grpidx<>+448(SB)/8, $0x0000000e0000000e
+DATA grpidx<>+456(SB)/8, $0x0000000e0000000e
+DATA grpidx<>+464(SB)/8, $0x0000000e0000000e
+DATA grpidx<>+472(SB)/8, $0x0000000e0000000e
+DATA grpidx<>+480(SB)/8, $0x0000000f0000000f
+DATA grpidx<>+488(SB)/8, $0x0000000f0000000f
+DATA grpidx<>+496(SB)/8, $0x0000000f0000000f
+DATA grpidx<>+504(SB)/8, $0x0000000f0000000f
+GLOBL grpidx<>(SB), RODATA|NOPTR, $512
+
+// func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, da *float32, nb int)
+TEXT ·matVec1Q8_0AVX512(SB), NOSPLIT, $0-56
 	MATVEC(Q8W2, Q8W1, 64, 32)
 
-// func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, nb int)
-TEXT ·matVec1Q4_0AVX512(SB), NOSPLIT, $0-48
+// func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, da *float32, nb int)
+TEXT ·matVec1Q4_0AVX512(SB), NOSPLIT, $0-56
 	MATVEC(Q4W2, Q4W1, 32, 16)
 
 // func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
