@@ -339,8 +339,8 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// MarshalBinary encodes the file. It fails if the header is invalid or Sums does not
-// have the length the header implies.
+// MarshalBinary encodes the file. It fails if the header is invalid, Sums does not
+// have the length the header implies, or a sum is negative, NaN or infinite.
 func (f *File) MarshalBinary() ([]byte, error) {
 	for _, c := range []struct {
 		field string
@@ -353,6 +353,11 @@ func (f *File) MarshalBinary() ([]byte, error) {
 	}
 	if n := f.numSums(); len(f.Sums) != n {
 		return nil, fmt.Errorf("imatrix: %d sums, the header implies %d", len(f.Sums), n)
+	}
+	for i, v := range f.Sums { // never write what Parse rejects
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("imatrix: %s is %v, want a finite sum of squares ≥ 0", f.describe(i), v)
+		}
 	}
 	b := make([]byte, HeaderSize+8*len(f.Sums))
 	le := binary.LittleEndian

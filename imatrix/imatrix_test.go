@@ -116,6 +116,11 @@ func TestWriteOpen(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("after a failed write the directory holds %d entries, want 1", len(ents))
 	}
+	f.Sums = make([]float64, len(g.Sums))
+	f.Sums[5] = math.NaN()
+	if err := f.Write(filepath.Join(dir, "nan.mli")); err == nil || !strings.Contains(err.Error(), "layer 0 attn_in (wq/wk/wv) channel 5 is NaN") {
+		t.Errorf("Write with a NaN sum: got %v, want an error naming layer 0 attn_in channel 5", err)
+	}
 	if _, err := Open(filepath.Join(dir, "missing.mli")); err == nil || !strings.Contains(err.Error(), "missing.mli") {
 		t.Errorf("Open missing: got %v, want an error naming the file", err)
 	}
