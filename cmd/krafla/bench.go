@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -55,7 +56,7 @@ is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels.`,
 	f.IntVarP(&o.Prefill, "prompt", "p", 512, "prompt tokens evaluated as one batch (0: skip)")
 	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
 	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
-	f.IntSliceVar(&o.Threads, "threads", []int{1}, "thread counts to measure, e.g. 1,2")
+	f.IntSliceVar(&o.Threads, "threads", []int{runtime.NumCPU()}, "thread counts to measure, e.g. 1,2")
 	return c
 }
 
@@ -84,6 +85,18 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		s, err := m.NewSession(infer.SessionOptions{Ctx: max(o.Prefill, o.Gen), Threads: th})
 		if err != nil {
 			return err
+		}
+		// Warm up: the first pass faults the mapped weights in and starts the
+		// workers; llama-bench does the same.
+		if err := s.Eval(prompt[:min(len(prompt), 8)], false, nil); err != nil && len(prompt) > 0 {
+			s.Close()
+			return err
+		}
+		if len(prompt) == 0 {
+			if err := s.Eval([]int{1}, false, nil); err != nil {
+				s.Close()
+				return err
+			}
 		}
 		row := func(test string, n int, f func() error) error {
 			var rates []float64
