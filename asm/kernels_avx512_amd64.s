@@ -51,28 +51,19 @@ DATA q4idx<>+48(SB)/8, $2
 DATA q4idx<>+56(SB)/8, $3
 GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 
-// VPSRLVW counts: 0 for the low nibbles (elements 0-15), 4 for the high ones
-// (elements 16-31) of each block.
-DATA q4shift<>+0(SB)/8, $0
-DATA q4shift<>+8(SB)/8, $0
-DATA q4shift<>+16(SB)/8, $0x0004000400040004
-DATA q4shift<>+24(SB)/8, $0x0004000400040004
-DATA q4shift<>+32(SB)/8, $0
-DATA q4shift<>+40(SB)/8, $0
-DATA q4shift<>+48(SB)/8, $0x0004000400040004
-DATA q4shift<>+56(SB)/8, $0x0004000400040004
-GLOBL q4shift<>(SB), RODATA|NOPTR, $64
-
 // Load two blocks of weights at addr into z (y, x: its YMM and XMM names)
 // as unsigned bytes; tx is a scratch XMM.
 #define Q8W2(addr, z, y, x, tx) \
 	VMOVDQU64 addr, z; \
 	VPXORD    Z31, z, z
 
+// Q4_0: VPERMQ gives the 128-bit lanes [bytes of b, b, b+1, b+1]; the words
+// of lanes 1 and 3 (mask K2) shift right by 4, and AND 0x0f leaves the
+// nibbles: lanes [elements 0-15 of b, 16-31 of b, 0-15 of b+1, 16-31 of b+1].
 #define Q4W2(addr, z, y, x, tx) \
 	VMOVDQU addr, y; \
 	VPERMQ   z, Z29, z; \
-	VPSRLVW  Z28, z, z; \
+	VPSRLW   $4, z, K2, z; \
 	VPANDD   Z27, z, z
 
 // One block of weights into y.
@@ -124,9 +115,10 @@ GLOBL q4shift<>(SB), RODATA|NOPTR, $64
 	VPBROADCASTB AX, Z27; \
 	VMOVDQU64 pairidx<>(SB), Z30; \
 	VMOVDQU64 q4idx<>(SB), Z29; \
-	VMOVDQU64 q4shift<>(SB), Z28; \
 	MOVL $0xff, AX; \
-	KMOVW AX, K1
+	KMOVW AX, K1; \
+	MOVL $0xff00ff00, AX; \
+	KMOVD AX, K2
 
 // One pair of blocks of the shared activation (registers Z17 corr, Z18 quants,
 // Z19 scales) times weights w with lane-broadcast weight scales dws.
