@@ -51,7 +51,10 @@ func roundTrip(t testing.TB, tp Type, w []float32, rows, cols int, opt Options) 
 // asserts the orderings the rules promise.
 func TestQualityTable(t *testing.T) {
 	const rows, cols = 16, 4096
-	t.Logf("%-34s %12s %12s %12s", "RMSE (relative to weight RMS)", "Q8_0", "Q4_0 round", "Q4_0 best")
+	var x2 [2][3]float64
+	var x2ref [2]float64
+	round8 := func(t testing.TB, w []float32) []float32 { return roundTrip(t, TypeQ8_0, w, rows, cols, Options{}) }
+	t.Logf("%-46s %12s %12s %12s", "RMSE (relative to weight RMS)", "Q8_0", "Q4_0 round", "Q4_0 best")
 	for i, kind := range []string{"gaussian", "heavy-tailed (t, ν=3)"} {
 		w := qualityRows(kind, rows, cols, uint64(i+1))
 		ref := rmse(w, make([]float32, len(w)), cols, nil)
@@ -62,14 +65,33 @@ func TestQualityTable(t *testing.T) {
 		}{{TypeQ8_0, Options{}}, {TypeQ4_0, Options{Q4Rule: Round}}, {TypeQ4_0, Options{}}} {
 			got[j] = rmse(w, roundTrip(t, c.t, w, rows, cols, c.opt), cols, nil)
 		}
-		t.Logf("%-34s %12s %12s %12s", kind, cell(got[0], ref), cell(got[1], ref), cell(got[2], ref))
+		t.Logf("%-46s %12s %12s %12s", kind, cell(got[0], ref), cell(got[1], ref), cell(got[2], ref))
+		x2[i] = [3]float64{rmseX2(w, round8(t, w)), rmseX2(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{Q4Rule: Round})),
+			rmseX2(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{}))}
+		x2ref[i] = rmseX2(w, make([]float32, len(w)))
+		// Budgets: uniform rounding error is step/√12. A Gaussian block of 32 has
+		// amax ≈ 2.1σ, so Q8_0's step amax/127 gives ≈ 0.48% of σ and Q4_0's step
+		// ≈ amax/7.5 gives ≈ 8%; heavy tails widen amax and the error.
+		budget := map[string][2]float64{"gaussian": {0.006, 0.095}, "heavy-tailed (t, ν=3)": {0.010, 0.145}}[kind]
+		if got[0] > budget[0]*ref || got[1] > budget[1]*ref || got[2] > budget[1]*ref {
+			t.Errorf("%s: relative RMSE %.4f %.4f %.4f over the budget %.3f (Q8_0), %.3f (Q4_0)", kind, got[0]/ref, got[1]/ref, got[2]/ref, budget[0], budget[1])
+		}
 		if !(got[0] < got[1]/4 && got[0] < got[2]/4) {
 			t.Errorf("%s: Q8_0 RMSE %g not well below Q4_0's %g, %g", kind, got[0], got[1], got[2])
 		}
 	}
 
 	t.Logf("")
-	t.Logf("%-34s %14s %14s %14s", "importance-weighted RMSE", "Q4_0 round", "best, no imat", "best, imatrix")
+	t.Logf("%-46s %12s %12s %12s", "x²-weighted RMSE (best fit's goal)", "Q8_0", "Q4_0 round", "Q4_0 best")
+	for i, kind := range []string{"gaussian", "heavy-tailed (t, ν=3)"} {
+		t.Logf("%-46s %12s %12s %12s", kind, cell(x2[i][0], x2ref[i]), cell(x2[i][1], x2ref[i]), cell(x2[i][2], x2ref[i]))
+		if !(x2[i][2] < x2[i][1]) {
+			t.Errorf("%s: best fit's x²-weighted error %g not below the round rule's %g", kind, x2[i][2], x2[i][1])
+		}
+	}
+
+	t.Logf("")
+	t.Logf("%-46s %14s %14s %14s", "importance-weighted RMSE", "Q4_0 round", "best, no imat", "best, imatrix")
 	for _, sigma := range []float64{1, 2} {
 		for i, kind := range []string{"gaussian", "heavy-tailed (t, ν=3)"} {
 			w := qualityRows(kind, rows, cols, uint64(i+10))
@@ -90,12 +112,24 @@ func TestQualityTable(t *testing.T) {
 			round := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{Q4Rule: Round}), cols, imp)
 			plain := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{}), cols, imp)
 			weighted := rmse(w, roundTrip(t, TypeQ4_0, w, rows, cols, Options{Importance: imp}), cols, imp)
-			t.Logf("%-34s %14s %14s %14s", fmt.Sprintf("%s, log-normal σ=%g", kind, sigma), cell(round, ref), cell(plain, ref), cell(weighted, ref))
+			t.Logf("%-46s %14s %14s %14s", fmt.Sprintf("%s, log-normal σ=%g", kind, sigma), cell(round, ref), cell(plain, ref), cell(weighted, ref))
 			if !(weighted < plain) {
 				t.Errorf("%s σ=%g: importance-weighted error with the imatrix %g, without %g: want lower", kind, sigma, weighted, plain)
 			}
 		}
 	}
+}
+
+// rmseX2 is sqrt(Σ x²·(x − y)² / Σ x²): the error weighted as best fit weights it.
+func rmseX2(x, y []float32) float64 {
+	var num, den float64
+	for i := range x {
+		w := float64(x[i]) * float64(x[i])
+		r := float64(x[i]) - float64(y[i])
+		num += w * r * r
+		den += w
+	}
+	return math.Sqrt(num / den)
 }
 
 func cell(v, ref float64) string { return fmt.Sprintf("%.3e (%.2f%%)", v, 100*v/ref) }
