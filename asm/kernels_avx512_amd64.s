@@ -332,6 +332,105 @@ done1: \
 	VZEROUPPER; \
 	RET
 
+// MATMUL42 body: two weight rows at a time against the four activations,
+// so that each activation load serves two rows (then MATMUL4's loop takes
+// a last odd row).
+#define MATMUL42(W2, W1, wstep2, wstep1) \
+	IMUL3Q $wstep1, R9, R13; \
+row42: \
+	CMPQ CX, $2; \
+	JLT  row4; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	MOVQ  R8, R10; \
+	MOVQ  R9, BX; \
+	LEAQ  (DX)(R9*4), AX; \
+pair42: \
+	CMPQ BX, $2; \
+	JLT  tail42; \
+	W2((SI), Z4, Y4, X4, X6); \
+	W2((SI)(R13*1), Z14, Y14, X14, X6); \
+	VMOVQ (DX), X5; \
+	VPERMPS Z5, Z30, Z5; \
+	VMOVQ (AX), X16; \
+	VPERMPS Z16, Z30, Z16; \
+	VMOVDQU32 64(R10), Z17; \
+	VMOVDQU64 0(R10), Z18; \
+	VMOVUPS 128(R10), Z19; \
+	ACTR2(Z4, Z5, Z0, Z6, Z7); \
+	ACTR2(Z14, Z16, Z8, Z12, Z13); \
+	VMOVDQU32 256(R10), Z17; \
+	VMOVDQU64 192(R10), Z18; \
+	VMOVUPS 320(R10), Z19; \
+	ACTR2(Z4, Z5, Z1, Z6, Z7); \
+	ACTR2(Z14, Z16, Z9, Z12, Z13); \
+	VMOVDQU32 448(R10), Z17; \
+	VMOVDQU64 384(R10), Z18; \
+	VMOVUPS 512(R10), Z19; \
+	ACTR2(Z4, Z5, Z2, Z6, Z7); \
+	ACTR2(Z14, Z16, Z10, Z12, Z13); \
+	VMOVDQU32 640(R10), Z17; \
+	VMOVDQU64 576(R10), Z18; \
+	VMOVUPS 704(R10), Z19; \
+	ACTR2(Z4, Z5, Z3, Z6, Z7); \
+	ACTR2(Z14, Z16, Z11, Z12, Z13); \
+	ADDQ $wstep2, SI; \
+	ADDQ $8, DX; \
+	ADDQ $8, AX; \
+	ADDQ $768, R10; \
+	SUBQ $2, BX; \
+	JMP  pair42; \
+tail42: \
+	TESTQ BX, BX; \
+	JZ    red42; \
+	W1((SI), Z4, Y4, X4, X6); \
+	W1((SI)(R13*1), Z14, Y14, X14, X6); \
+	VBROADCASTSS (DX), Y5; \
+	VBROADCASTSS (AX), Y16; \
+	VMOVDQU32 64(R10), Y17; \
+	VMOVDQU32 0(R10), Y18; \
+	VMOVUPS 128(R10), Y19; \
+	ACTR1(Y4, Y5, Z0, Y6, Z6, Y7); \
+	ACTR1(Y14, Y16, Z8, Y12, Z12, Y13); \
+	VMOVDQU32 256(R10), Y17; \
+	VMOVDQU32 192(R10), Y18; \
+	VMOVUPS 320(R10), Y19; \
+	ACTR1(Y4, Y5, Z1, Y6, Z6, Y7); \
+	ACTR1(Y14, Y16, Z9, Y12, Z12, Y13); \
+	VMOVDQU32 448(R10), Y17; \
+	VMOVDQU32 384(R10), Y18; \
+	VMOVUPS 512(R10), Y19; \
+	ACTR1(Y4, Y5, Z2, Y6, Z6, Y7); \
+	ACTR1(Y14, Y16, Z10, Y12, Z12, Y13); \
+	VMOVDQU32 640(R10), Y17; \
+	VMOVDQU32 576(R10), Y18; \
+	VMOVUPS 704(R10), Y19; \
+	ACTR1(Y4, Y5, Z3, Y6, Z6, Y7); \
+	ACTR1(Y14, Y16, Z11, Y12, Z12, Y13); \
+	ADDQ $wstep1, SI; \
+	ADDQ $4, DX; \
+	ADDQ $4, AX; \
+red42: \
+	REDUCE(Z0, Y0, (DI)); \
+	REDUCE(Z8, Y8, 4(DI)); \
+	REDUCE(Z1, Y1, (DI)(R11*1)); \
+	REDUCE(Z9, Y9, 4(DI)(R11*1)); \
+	REDUCE(Z2, Y2, (DI)(R11*2)); \
+	REDUCE(Z10, Y10, 4(DI)(R11*2)); \
+	REDUCE(Z3, Y3, (DI)(R12*1)); \
+	REDUCE(Z11, Y11, 4(DI)(R12*1)); \
+	ADDQ $8, DI; \
+	ADDQ R13, SI; \
+	MOVQ AX, DX; \
+	SUBQ $2, CX; \
+	JMP  row42
+
 // MATMUL4: four activations (packed with g = 4) against rows weight rows;
 // out for activation i at out + i·ldo floats.
 #define MATMUL4(W2, W1, wstep2, wstep1) \
@@ -345,6 +444,7 @@ done1: \
 	MOVQ rows+32(FP), CX; \
 	MOVQ act+40(FP), R8; \
 	MOVQ nb+48(FP), R9; \
+	MATMUL42(W2, W1, wstep2, wstep1); \
 row4: \
 	TESTQ CX, CX; \
 	JZ    done4; \
