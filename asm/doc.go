@@ -30,6 +30,25 @@
 // Weight quants may take any value, -128 included, and scales any float32.
 // Wrong lengths panic.
 //
+// DotF32 and AxpyF32 are the attention's float kernels with package infer's
+// definitions (8-lane dot product order, float32(a·x) rounded before the add);
+// their AVX2 versions serve both SIMD variants.
+//
+// # Implementation notes
+//
+// AVX-512: a ZMM holds two blocks, so one accumulator register is exactly
+// acc[0..15]. VPDPBUSD multiplies unsigned by signed bytes; Q8_0 weights are
+// offset by 128 (XOR 0x80) and Q4_0 nibbles are unsigned already, and the
+// accumulator starts at -128·Σa or -8·Σa per lane. Those corrections and the
+// lane-broadcast activation scales are computed once per call (packActAVX512)
+// into a pooled scratch buffer of about 2·cols bytes per activation row. The
+// matvec takes two weight rows per pass; the matmul takes four activation rows
+// by two weight rows, over weight tiles of 256 KiB so that a tile is reused
+// from L2 by every activation group.
+//
+// AVX2: one block per YMM, |w| and a·sign(w) into VPMADDUBSW then VPMADDWD;
+// the matmul runs the matvec per activation row over the same weight tiles.
+//
 // # Variants and dispatch
 //
 // The variant is chosen once at start-up from golang.org/x/sys/cpu: "avx512"
