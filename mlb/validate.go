@@ -79,6 +79,13 @@ func (h *Header) validateFormat() error {
 			return formatErr(off(s.name), "%s %v must be finite and >= 0", s.name, s.v)
 		}
 	}
+	// Fields a RoPE type ignores must still be numbers: a NaN or infinity in a
+	// header is never meaningful, and tools print these values.
+	for _, f := range fields {
+		if f.Float && !finite(*f.f(h)) {
+			return formatErr(int64(f.Offset), "%s %v is not finite", f.Name, *f.f(h))
+		}
+	}
 	return nil
 }
 

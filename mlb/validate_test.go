@@ -296,6 +296,8 @@ var validationRows = []row{
 	{name: "rope_local_theta NaN", patch: f("rope_local_theta", nan), want: mlb.CodeFormat, field: "rope_local_theta"},
 	{name: "local RoPE layer without rope_local_theta", base: withFlags(mlb.FlagLocalRoPE, 0), patch: f("rope_local_theta", 0), want: mlb.CodeFormat, field: "rope_local_theta"},
 	{name: "sliding_window above 2^24", patch: u("sliding_window", 1<<24+1), want: mlb.CodeFormat, field: "sliding_window"},
+	{name: "rope_factor NaN with plain RoPE", patch: f("rope_factor", nan), want: mlb.CodeFormat, field: "rope_factor"},
+	{name: "beta Inf with linear RoPE", patch: both(u("rope_type", 2), f("rope_factor", 2), f("rope_high_freq_factor", inf)), want: mlb.CodeFormat, field: "rope_high_freq_factor"},
 	// Rules from the field notes.
 	{name: "rope_theta 0", patch: f("rope_theta", 0), want: mlb.CodeFormat, field: "rope_theta"},
 	{name: "rope_theta NaN", patch: f("rope_theta", nan), want: mlb.CodeFormat, field: "rope_theta"},
