@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +45,7 @@ type Report struct {
 	OutBytes    int64 // size of the .mlb
 	Elapsed     time.Duration
 	Warnings    []string
+	PeakRSS     int64 // bytes, peak resident memory before verification (Linux; 0 elsewhere)
 }
 
 // q8Classes are the --q8 class names and their q8_mask bits.
@@ -165,6 +168,11 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		total += t.Elems()
 	}
 	bar := newBar(opt.Progress, total)
+	// Each chunk's quants are garbage once copied into the tensor's arrays;
+	// collecting sooner keeps the heap near the largest quantized tensor
+	// instead of twice that (the arrays hold no pointers, so a cycle is cheap).
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	var buf []float32 // one chunk of float32 rows, reused by every matrix
 	for {
 		ti, more := w.Next()
 		if !more {
@@ -196,7 +204,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			}
 			qo := quantize.Options{Name: ti.Name, F16Scales: opt.F16Scales, Q4Rule: rule, Threads: opt.Threads,
 				Importance: imp(ti)}
-			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar)
+			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar, &buf)
 			if err != nil {
 				return nil, err
 			}
@@ -222,7 +230,10 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if bar != nil {
 		bar.Finish()
 	}
-	// Verify: the file must load with every check of the loader.
+	rep.PeakRSS = peakRSS()
+	// Verify: the file must load with every check of the loader. Give the
+	// conversion's heap back first: the check maps the whole output.
+	debug.FreeOSMemory()
 	f, err := mlb.Open(opt.Out)
 	if err != nil {
 		os.Remove(opt.Out)
@@ -246,13 +257,16 @@ const chunkBytes = 16 << 20
 
 // quantizeRows converts and quantizes a matrix chunk by chunk. Rows are
 // quantized independently, so the bytes equal those of one Matrix call.
-func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar) (q, s []byte, err error) {
+func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32) (q, s []byte, err error) {
 	rows, cols := ti.Rows, ti.Cols
 	if pr.t == nil || pr.rows != rows || pr.t.Cols() != cols {
 		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
 	}
 	per := max(1, chunkBytes/(4*cols))
-	buf := make([]float32, min(per, rows)*cols)
+	if n := min(per, rows) * cols; cap(*bufp) < n {
+		*bufp = make([]float32, max(n, chunkBytes/4))
+	}
+	buf := *bufp
 	for r0 := 0; r0 < rows; r0 += per {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -263,6 +277,7 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 			if err := pr.t.RowsF32(x, r0, r1); err != nil {
 				return nil, nil, err
 			}
+			pr.t.releaseRows(r0, r1)
 		} else {
 			for r := r0; r < r1; r++ {
 				sr := pr.rowOf(r)
@@ -314,4 +329,22 @@ func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionFullWidth())
+}
+
+// peakRSS reads VmHWM, the process's peak resident memory, where /proc
+// has it.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -77,7 +77,7 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.MaxSeq = maxPos
+	h.MaxSeq = min(maxPos, mlb.MaxVocab) // the format's limit; longer contexts are cut
 	eps, err := c.floatKey("rms_norm_eps", f.eps)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,9 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 	if hd == 0 {
 		hd = int(h.Dim) / int(h.NHeads)
 	}
-	if hd, err = c.intKey("head_dim", hd); err != nil {
+	if v, ok := c.raw("head_dim"); ok && v == nil {
+		hd = int(h.Dim) / int(h.NHeads) // explicit null: dim / n_heads
+	} else if hd, err = c.intKey("head_dim", hd); err != nil {
 		return nil, err
 	}
 	if hd <= 0 || hd > mlb.MaxDim {

@@ -127,6 +127,12 @@ func (t *Tensor) decode(dst []float32, off int) error {
 // release drops the tensor's pages from this process's resident memory.
 func (t *Tensor) release() { releasePages(t.data) }
 
+// releaseRows is release for rows [r0, r1) only.
+func (t *Tensor) releaseRows(r0, r1 int) {
+	rb := len(t.data) / max(1, t.Rows())
+	releasePages(t.data[r0*rb : r1*rb])
+}
+
 // SafeFile is one mapped safetensors file.
 type SafeFile struct {
 	Path     string
