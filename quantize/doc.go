@@ -13,7 +13,11 @@
 // Everything here is pure Go and deterministic: the same input gives the same bytes
 // on every machine, every GOARCH and every thread count. Floating-point products
 // that feed a sum are written as explicit conversions (float64(a*b) + c) so that no
-// platform may fuse them into an FMA.
+// platform may fuse them into an FMA; KRAFLA_CROSS=1 go test -run NoFused checks
+// the compiled code for arm64, ppc64le, s390x, riscv64 and amd64 v3.
+//
+// The types are TypeQ8_0 and TypeQ4_0 (docs/DESIGN.md calls them Q8_0 and Q4_0, but
+// Q8_0 is also the activation quantizer, and Go allows one meaning per name).
 //
 // The choices SPEC.md leaves open are pinned by SPEC-NOTES.md and documented on
 // the functions: Q8_0 (and its f16 variant), Q4_0 best fit (13 candidates, x²
