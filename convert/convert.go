@@ -163,9 +163,17 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			w.Abort()
 		}
 	}()
+	// Progress counts source bytes read.
+	srcSize := func(name string) int64 {
+		pr := p.prods[name]
+		if pr == nil || len(pr.srcs) == 0 {
+			return 0
+		}
+		return int64(dtypeSizes[pr.srcs[0].DType])
+	}
 	var total int64
 	for _, t := range w.Remaining() {
-		total += t.Elems()
+		total += t.Elems() * srcSize(t.Name)
 	}
 	bar := newBar(opt.Progress, total)
 	// Each chunk's quants are garbage once copied into the tensor's arrays;
@@ -215,7 +223,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("convert: internal error: tensor %s of type %v", ti.Name, ti.Type)
 		}
 		if bar != nil && ti.Type == mlb.F32 {
-			bar.Add64(ti.Elems())
+			bar.Add64(ti.Elems() * srcSize(ti.Name))
 		}
 		for _, t := range pr.srcs {
 			rep.SourceBytes += int64(len(t.data))
@@ -303,7 +311,7 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 		q = append(q, cq...)
 		s = append(s, cs...)
 		if bar != nil {
-			bar.Add64(int64(len(x)))
+			bar.Add64(int64(len(x) * dtypeSizes[pr.t.DType]))
 		}
 	}
 	return q, s, nil
@@ -322,8 +330,7 @@ func newBar(w io.Writer, total int64) *progressbar.ProgressBar {
 	return progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("converting"),
-		progressbar.OptionSetItsString("weights"),
-		progressbar.OptionShowIts(),
+		progressbar.OptionShowBytes(true),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
