@@ -69,6 +69,7 @@ type rowScratch struct {
 	xs [BlockSize]float64 // the block, scaled
 	w  [BlockSize]float64 // weights
 	wx [BlockSize]float64 // w·xs
+	h  [BlockSize]float64 // copysign(0.5⁻, xs·(−xmax))
 }
 
 // q4BestRow quantizes one row with the best-fit rule (see bestFit). With imp != nil
@@ -158,14 +159,20 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 	// level for it), and the closed-form error would pick among them by rounding noise.
 	margin := float64(tieMargin * sxx) // rounded: no FMA with the comparison below
 	xm := float64(xmax) / scale
+	// t = xs·L/xm has the sign of xs·(−xm): the rounding offset copysign(0.5⁻, t) is
+	// fixed per element for all candidates (for xs = 0 either sign truncates to 0)
+	neg := math.Float64bits(xm)&(1<<63) ^ 1<<63
+	for i, xs := range s.xs {
+		s.h[i] = math.Float64frombits((math.Float64bits(xs) & (1 << 63)) ^ neg | math.Float64bits(halfBelow))
+	}
 	best, bestGain, bestD := -1, 0.0, 0.0
 	for k := 0; k < bestCandidates; k++ {
 		is := candidateLevel(k) / xm
 		// two partial sums (even and odd elements) halve the latency chain
 		var sxq0, sqq0, sxq1, sqq1 float64
 		for i := 0; i < BlockSize; i += 2 {
-			l0 := float64(level(float64(s.xs[i] * is)))
-			l1 := float64(level(float64(s.xs[i+1] * is)))
+			l0 := float64(levelH(float64(s.xs[i]*is), s.h[i]))
+			l1 := float64(levelH(float64(s.xs[i+1]*is), s.h[i+1]))
 			sxq0 += float64(s.wx[i] * l0)
 			sqq0 += float64(s.w[i] * (l0 * l0))
 			sxq1 += float64(s.wx[i+1] * l1)
@@ -186,7 +193,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 	}
 	is := candidateLevel(best) / xm
 	for i := range s.xs {
-		lv[i] = level(float64(s.xs[i] * is))
+		lv[i] = levelH(float64(s.xs[i]*is), s.h[i])
 	}
 	return float32(bestD * scale)
 }
@@ -198,7 +205,11 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 // should, and t just below a half-integer stays below. It avoids the data-dependent
 // branch of a fraction test, which mispredicts on random data.
 func level(t float64) int8 {
-	h := math.Float64frombits(math.Float64bits(t)&(1<<63) | math.Float64bits(halfBelow))
+	return levelH(t, math.Float64frombits(math.Float64bits(t)&(1<<63)|math.Float64bits(halfBelow)))
+}
+
+// levelH is level with the offset h = copysign(0.5⁻, t) given.
+func levelH(t, h float64) int8 {
 	i := int32(t + h)
 	return int8(min(max(i, -8), 7))
 }
