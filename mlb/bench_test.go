@@ -68,14 +68,18 @@ func BenchmarkOpen(b *testing.B) {
 	b.Logf("wrote the file in %v", time.Since(t0))
 	b.Run("open", func(b *testing.B) {
 		b.ReportAllocs()
+		c0, n, size := cpuTime(), 0, int64(0)
 		for b.Loop() {
 			f, err := mlb.Open(path)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.SetBytes(f.Size)
+			size = f.Size
+			b.SetBytes(size)
 			f.Close()
+			n++
 		}
+		reportCPU(b, c0, n, size)
 	})
 	b.Run("scan", func(b *testing.B) {
 		f, err := mlb.Open(path)
@@ -92,12 +96,22 @@ func BenchmarkOpen(b *testing.B) {
 			}
 		}
 		b.SetBytes(n)
+		c0, k := cpuTime(), 0
 		for b.Loop() {
 			for _, q := range qs {
 				if mlb.FindMinus128(q) >= 0 {
 					b.Fatal("found -128")
 				}
 			}
+			k++
 		}
+		reportCPU(b, c0, k, n)
 	})
+}
+
+// reportCPU adds GB per CPU second (process CPU time since c0 over n loops).
+func reportCPU(b *testing.B, c0 time.Duration, n int, bytes int64) {
+	if d := cpuTime() - c0; d > 0 && n > 0 {
+		b.ReportMetric(float64(n)*float64(bytes)/d.Seconds()/1e9, "GB/cpu-s")
+	}
 }
