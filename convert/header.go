@@ -158,18 +158,19 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 				return nil, c.errf("query_pre_attn_scalar", "%v must be > 0", q)
 			}
 			h.AttnScale = float32(1 / math.Sqrt(q))
-			def := 0.0
-			if f.name == "gemma2" {
-				def = 50
+			// Gemma 2 defaults to 50 and 30 when absent; an explicit null
+			// (Gemma 3's configs) means no cap.
+			softcap := func(key string, def float64) (float64, error) {
+				if v, ok := c.raw(key); ok && v == nil || f.name != "gemma2" {
+					def = 0
+				}
+				return c.floatKey(key, def)
 			}
-			a, err := c.floatKey("attn_logit_softcapping", def)
+			a, err := softcap("attn_logit_softcapping", 50)
 			if err != nil {
 				return nil, err
 			}
-			if f.name == "gemma2" {
-				def = 30
-			}
-			fl, err := c.floatKey("final_logit_softcapping", def)
+			fl, err := softcap("final_logit_softcapping", 30)
 			if err != nil {
 				return nil, err
 			}
