@@ -41,6 +41,7 @@ type runOptions struct {
 	N        int
 	Chat     bool
 	Logits   string
+	Imatrix  string
 	Verbose  bool
 	Sampling infer.SamplerOptions
 }
@@ -82,6 +83,7 @@ any thread count.`,
 	f.IntVarP(&o.N, "max-tokens", "n", 256, "tokens to generate at most (-1: until a stop token or a full context)")
 	f.BoolVar(&o.Chat, "chat", false, "wrap the prompt in the model family's chat template (Llama 3, Qwen, Gemma)")
 	f.StringVar(&o.Logits, "logits", "", "write the float32 logits of every prompt position to FILE (little-endian [n_tokens][vocab])")
+	f.StringVar(&o.Imatrix, "imatrix", "", "also write the importance matrix (MLI1) of this run's tokens to FILE")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
 	f.Float32Var(&o.Sampling.Temp, "temp", 0.8, "sampling temperature (0: greedy)")
 	f.IntVar(&o.Sampling.TopK, "top-k", 40, "keep the K most likely tokens (0: all)")
@@ -191,6 +193,9 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		defer lw.abort()
 		opt.Logits = lw.write
 	}
+	if o.Imatrix != "" {
+		s.StartImatrix()
+	}
 	sd := tok.NewStreamDecoder()
 	res, err := infer.Generate(ctx, s, prompt, opt, func(id int) error {
 		_, err := io.WriteString(out, sd.Add(id))
@@ -204,6 +209,11 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	}
 	if lw != nil {
 		if err := lw.close(); err != nil {
+			return err
+		}
+	}
+	if o.Imatrix != "" {
+		if err := s.TakeImatrix().Write(o.Imatrix); err != nil {
 			return err
 		}
 	}

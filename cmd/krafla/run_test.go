@@ -83,8 +83,16 @@ func TestRunGenerates(t *testing.T) {
 	if !strings.Contains(errOut, "context of 12 positions is full") {
 		t.Errorf("stderr %q: want it to say the context is full", errOut)
 	}
-	if _, _, err := krafla("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0"); err != nil {
+	imat := filepath.Join(t.TempDir(), "run.imatrix")
+	if _, _, err := krafla("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
 		t.Errorf("--chat: %v", err)
+	}
+	// The prompt is prefilled with the logits of its last token only, so the
+	// classifier sees fewer tokens than the layers.
+	if f, err := imatrix.Open(imat); err != nil {
+		t.Errorf("run --imatrix: %v", err)
+	} else if f.LayerTokens < 3 || f.ClassifierTokens != 2 {
+		t.Errorf("run --imatrix: %d layer tokens, %d classifier tokens; want ≥ 3 and 2", f.LayerTokens, f.ClassifierTokens)
 	}
 }
 
