@@ -261,7 +261,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 
 // chunkBytes bounds the float32 rows converted at once, so a large
 // embedding never exists whole in float32.
-const chunkBytes = 16 << 20
+var chunkBytes = 16 << 20
 
 // quantizeRows converts and quantizes a matrix chunk by chunk. Rows are
 // quantized independently, so the bytes equal those of one Matrix call.
