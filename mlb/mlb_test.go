@@ -3,6 +3,7 @@ package mlb_test
 import (
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/krafla/krafla/mlb"
@@ -19,6 +20,9 @@ func TestWriteOpenCases(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			defer f.Close()
+			if !reflect.DeepEqual(f.Header, c.Header) {
+				t.Errorf("header round trip:\ngot  %+v\nwant %+v", f.Header, c.Header)
+			}
 			ts, err := mlb.Tensors(&c.Header)
 			if err != nil {
 				t.Fatal(err)

@@ -94,6 +94,24 @@ func TestMarshalOffsets(t *testing.T) {
 	}
 }
 
+// TestEverythingCase: mlbtest's "everything" header sets every field, so the
+// file round trip of TestWriteOpenCases covers each one.
+func TestEverythingCase(t *testing.T) {
+	h := caseByName(t, "everything")
+	for _, f := range mlb.Fields() {
+		switch v := f.Value(&h).(type) {
+		case uint32:
+			if v == 0 {
+				t.Errorf("%s is 0", f.Name)
+			}
+		case float32:
+			if v == 0 {
+				t.Errorf("%s is 0", f.Name)
+			}
+		}
+	}
+}
+
 func TestDerived(t *testing.T) {
 	for _, c := range []struct {
 		name                       string

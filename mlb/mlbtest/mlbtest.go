@@ -229,6 +229,26 @@ func Cases() []Case {
 		h.RotDim = 4
 		h.LinKHeads, h.LinVHeads, h.LinKDim, h.LinVDim, h.LinConv = 1, 4, 8, 16, 3
 	})
+	add("everything", func(h *mlb.Header) { // every header field non-zero
+		h.WType = mlb.WTypeQ4_0
+		h.SharedClassifier = 1
+		h.RopeType = mlb.RopeYarn
+		h.RopeFactor, h.RopeLowFreqFactor, h.RopeHighFreqFactor, h.RopeOrigMaxSeq = 4, 32, 1, 32
+		h.RopeAttnFactor = 1.1
+		h.Q8Mask = mlb.MaskWcls | mlb.MaskW2
+		h.QKVBias, h.QKNorm, h.HeadDim = 1, 1, 16
+		h.SlidingWindow = 4
+		h.LayerFlags = 1
+		h.NLayers = 4
+		h.Flags = []uint8{mlb.FlagSliding | mlb.FlagLocalRoPE, mlb.FlagNoRoPE, mlb.FlagLinear, 0}
+		h.RopeLocalTheta = 10000
+		h.Act, h.PostNorms = mlb.ActGELU, 1
+		h.EmbedScale, h.AttnScale = 8, 0.25
+		h.ScaleF16 = 1
+		h.AttnSoftcap, h.FinalSoftcap = 50, 30
+		h.RotDim, h.AttnGate = 8, 1
+		h.LinKHeads, h.LinVHeads, h.LinKDim, h.LinVDim, h.LinConv = 2, 4, 8, 8, 4
+	})
 	add("one_layer_vocab3", func(h *mlb.Header) { h.NLayers = 1; h.Vocab = 3; h.NHeads = 2; h.NKVHeads = 2; h.MaxSeq = 1 })
 	return cs
 }
