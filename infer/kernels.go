@@ -11,22 +11,23 @@ import "math"
 // then v[l] = acc[l] + acc[l+4] (l < 4) and r = (v[0] + v[2]) + (v[1] + v[3]).
 // An 8-wide SIMD loop with a masked tail produces the same lanes.
 func dotF32(a, b []float32) float32 {
-	var acc [8]float32
 	n := len(a)
 	b = b[:n]
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		acc[0] = acc[0] + float32(a[i]*b[i])
-		acc[1] = acc[1] + float32(a[i+1]*b[i+1])
-		acc[2] = acc[2] + float32(a[i+2]*b[i+2])
-		acc[3] = acc[3] + float32(a[i+3]*b[i+3])
-		acc[4] = acc[4] + float32(a[i+4]*b[i+4])
-		acc[5] = acc[5] + float32(a[i+5]*b[i+5])
-		acc[6] = acc[6] + float32(a[i+6]*b[i+6])
-		acc[7] = acc[7] + float32(a[i+7]*b[i+7])
+	var a0, a1, a2, a3, a4, a5, a6, a7 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		a0 = a0 + float32(a[0]*b[0])
+		a1 = a1 + float32(a[1]*b[1])
+		a2 = a2 + float32(a[2]*b[2])
+		a3 = a3 + float32(a[3]*b[3])
+		a4 = a4 + float32(a[4]*b[4])
+		a5 = a5 + float32(a[5]*b[5])
+		a6 = a6 + float32(a[6]*b[6])
+		a7 = a7 + float32(a[7]*b[7])
+		a, b = a[8:], b[8:]
 	}
-	for l := 0; i < n; i, l = i+1, l+1 {
-		acc[l] = acc[l] + float32(a[i]*b[i])
+	acc := [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
+	for l := range a {
+		acc[l] = acc[l] + float32(a[l]*b[l])
 	}
 	return reduce8(&acc)
 }
