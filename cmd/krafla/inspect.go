@@ -173,7 +173,7 @@ type mlbReport struct {
 	Kind    string        `json:"kind"` // "model"
 	Magic   string        `json:"magic"`
 	Header  mlbHeaderJSON `json:"header"`
-	Flags   []uint8       `json:"layer_flag_bytes,omitempty"`
+	Flags   []int         `json:"layer_flag_bytes,omitempty"` // ints: []uint8 would print as base64
 	Derived mlbDerived    `json:"derived"`
 	Layers  []mlbLayer    `json:"layers"`
 	Totals  mlbTotals     `json:"totals"`
@@ -196,7 +196,9 @@ func mlbBuildReport(f *mlb.File, withArrays bool) mlbReport {
 		}
 		r.Header = append(r.Header, mlbField{Name: fd.Name, Offset: fd.Offset, Type: t, Value: fd.Value(h), Meaning: fd.Meaning})
 	}
-	r.Flags = h.Flags
+	for _, b := range h.Flags {
+		r.Flags = append(r.Flags, int(b))
+	}
 
 	d := &r.Derived
 	d.HeadDim, d.QDim, d.KVDim, d.RotDim = h.HeadDimEff(), h.QDim(), h.KVDim(), h.RotDimEff()

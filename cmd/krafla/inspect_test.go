@@ -85,6 +85,7 @@ func TestInspectMLBJSON(t *testing.T) {
 	var r struct {
 		Magic   string
 		Header  map[string]any
+		Flags   []int `json:"layer_flag_bytes"`
 		Derived struct {
 			HeadDim int `json:"head_dim"`
 			QDim    int `json:"q_dim"`
@@ -112,6 +113,9 @@ func TestInspectMLBJSON(t *testing.T) {
 	}
 	if r.Magic != "MLB1" || r.Header["n_kv_heads"] != 2.0 || r.Header["rope_local_theta"] != 10000.0 || r.Header["dim"] != 64.0 {
 		t.Errorf("header: got %v", r.Header)
+	}
+	if len(r.Flags) != 3 || r.Flags[0] != 3 || r.Flags[2] != 0 {
+		t.Errorf("layer_flag_bytes: got %v, want [3 3 0]", r.Flags)
 	}
 	if len(r.Header) != 40 {
 		t.Errorf("header has %d fields, want 40 (magic + 39)", len(r.Header))
