@@ -86,7 +86,7 @@ func Open(path string) (*File, error) {
 	if size == 0 {
 		return nil, &Error{Code: CodeFormat, Path: path, Offset: 0, Msg: "empty file"}
 	}
-	if size > math.MaxInt || uint64(size) > uint64(^uint(0)>>1) {
+	if size > math.MaxInt { // a 32-bit platform cannot map or index it
 		return nil, &Error{Code: CodeFormat, Path: path, Offset: -1, Msg: fmt.Sprintf("file of %d bytes is too large to map on this platform", size)}
 	}
 	data, unmap, ok := mmapFile(fh, int(size))
