@@ -21,6 +21,10 @@ func readConfig(path string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
+	return parseConfig(b, path)
+}
+
+func parseConfig(b []byte, path string) (*config, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	c := &config{path: path}

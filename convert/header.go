@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/krafla/krafla/mlb"
@@ -51,6 +50,9 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 		if v <= 0 {
 			return 0, c.errf(key, "missing or zero")
 		}
+		if v > mlb.MaxDim && key != "max_position_embeddings" {
+			return 0, c.errf(key, "%d exceeds the format's limit of %d", v, mlb.MaxDim)
+		}
 		return uint32(v), nil
 	}
 	var err error
@@ -83,9 +85,6 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 		return nil, err
 	}
 	h.NormEps = float32(eps)
-	if h.Dim > mlb.MaxDim || h.NLayers > mlb.MaxDim || h.NHeads > mlb.MaxDim {
-		return nil, fmt.Errorf("convert: %s: dimensions %d/%d/%d exceed the format's limit of %d", c.path, h.Dim, h.NLayers, h.NHeads, mlb.MaxDim)
-	}
 	hd := f.headDim
 	if hd == 0 {
 		hd = int(h.Dim) / int(h.NHeads)
