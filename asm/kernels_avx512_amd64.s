@@ -138,6 +138,9 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	VMULPS    sy, ty, ty; \
 	VADDPS    tz, acc, K1, acc
 
+// PFD: software prefetch distance of the matvec's weight streams, in bytes.
+#define PFD 2048
+
 // One pair of the shared activation (Z17 corr, Z18 quants) times weights w
 // with the lane-broadcast block scales s = dw·da computed beforehand.
 #define ACTS2(w, sc, acc, t) \
@@ -157,6 +160,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	VMULPS  (AX), Z23, Z23; \
 	W2(0*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(0*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (0*wstep2+PFD)(SI); \
+	PREFETCHT0 (0*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z2, Z5; \
 	VPERMPS Z23, Z2, Z16; \
 	VMOVDQU32 64(R10), Z17; \
@@ -165,6 +170,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(1*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(1*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (1*wstep2+PFD)(SI); \
+	PREFETCHT0 (1*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z3, Z5; \
 	VPERMPS Z23, Z3, Z16; \
 	VMOVDQU32 256(R10), Z17; \
@@ -173,6 +180,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(2*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(2*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (2*wstep2+PFD)(SI); \
+	PREFETCHT0 (2*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z10, Z5; \
 	VPERMPS Z23, Z10, Z16; \
 	VMOVDQU32 448(R10), Z17; \
@@ -181,6 +190,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(3*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(3*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (3*wstep2+PFD)(SI); \
+	PREFETCHT0 (3*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z11, Z5; \
 	VPERMPS Z23, Z11, Z16; \
 	VMOVDQU32 640(R10), Z17; \
@@ -189,6 +200,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(4*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(4*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (4*wstep2+PFD)(SI); \
+	PREFETCHT0 (4*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z12, Z5; \
 	VPERMPS Z23, Z12, Z16; \
 	VMOVDQU32 832(R10), Z17; \
@@ -197,6 +210,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(5*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(5*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (5*wstep2+PFD)(SI); \
+	PREFETCHT0 (5*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z13, Z5; \
 	VPERMPS Z23, Z13, Z16; \
 	VMOVDQU32 1024(R10), Z17; \
@@ -205,6 +220,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(6*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(6*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (6*wstep2+PFD)(SI); \
+	PREFETCHT0 (6*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z20, Z5; \
 	VPERMPS Z23, Z20, Z16; \
 	VMOVDQU32 1216(R10), Z17; \
@@ -213,6 +230,8 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	ACTS2(Z14, Z16, Z1, Z8); \
 	W2(7*wstep2(SI), Z4, Y4, X4, X6); \
 	W2(7*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
+	PREFETCHT0 (7*wstep2+PFD)(SI); \
+	PREFETCHT0 (7*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z21, Z5; \
 	VPERMPS Z23, Z21, Z16; \
 	VMOVDQU32 1408(R10), Z17; \
@@ -326,8 +345,13 @@ tail1: \
 	W1((SI), Z4, Y4, X4, X6); \
 	VBROADCASTSS (DX), Y5; \
 	ACT1(0, Z0, Y6, Z6, Y7); \
+	ADDQ $wstep1, SI; \
+	ADDQ $4, DX; \
 red1: \
 	REDUCE(Z0, Y0, (DI)); \
+	ADDQ $4, DI; \
+	DECQ CX; \
+	JMP  row1; \
 done1: \
 	VZEROUPPER; \
 	RET
