@@ -46,9 +46,13 @@ func (s *Session) mul(out []float32, w *qmat, n int) {
 	})
 }
 
-// forward runs one batch of tokens through every layer and returns the logits
-// of tokens first..n−1 (row-major, vocab each).
-func (s *Session) forward(tokens []int, first int) []float32 {
+// maxLogitBytes bounds the logits computed in one classifier pass, so that a
+// large vocabulary with logits for every token does not allocate batch × vocab.
+var maxLogitBytes = 64 << 20
+
+// forward runs one batch of tokens through every layer, then the classifier
+// for tokens first..n−1, calling emit(i, logits) for each in order.
+func (s *Session) forward(tokens []int, first int, emit func(i int, logits []float32) error) error {
 	m := s.m
 	c := &m.cfg
 	n := len(tokens)
@@ -114,30 +118,40 @@ func (s *Session) forward(tokens []int, first int) []float32 {
 	}
 	s.pos += n
 
-	// Classifier for the rows that need logits.
-	nl := n - first
-	if nl <= 0 {
-		return nil
-	}
-	for i := first; i < n; i++ {
-		j := i - first
-		rmsNorm(s.xn[j*dim:(j+1)*dim], s.x[i*dim:(i+1)*dim], m.finalNorm, c.NormEps)
-	}
-	if s.imat != nil {
-		s.imat.addClassifier(s.xn, nl, dim)
-	}
-	s.quant(s.xn, nl, dim)
-	if len(s.logits) < nl*c.Vocab {
-		s.logits = make([]float32, nl*c.Vocab)
-	}
-	out := s.logits[:nl*c.Vocab]
-	s.mul(out, m.wcls, nl)
-	if cap := c.FinalSoftcap; cap > 0 {
-		for i, v := range out {
-			out[i] = softcap(v, cap)
+	// Classifier for the rows that need logits, at most maxLogitBytes at a time.
+	// Each row's logits are the same whichever pass computes them.
+	step := max(1, min(n, maxLogitBytes/(4*c.Vocab)))
+	for r0 := first; r0 < n; r0 += step {
+		r1 := min(r0+step, n)
+		nl := r1 - r0
+		for i := r0; i < r1; i++ {
+			j := i - r0
+			rmsNorm(s.xn[j*dim:(j+1)*dim], s.x[i*dim:(i+1)*dim], m.finalNorm, c.NormEps)
+		}
+		if s.imat != nil {
+			s.imat.addClassifier(s.xn, nl, dim)
+		}
+		s.quant(s.xn, nl, dim)
+		if len(s.logits) < nl*c.Vocab {
+			s.logits = make([]float32, nl*c.Vocab)
+		}
+		out := s.logits[:nl*c.Vocab]
+		s.mul(out, m.wcls, nl)
+		if cap := c.FinalSoftcap; cap > 0 {
+			for i, v := range out {
+				out[i] = softcap(v, cap)
+			}
+		}
+		if emit == nil {
+			continue
+		}
+		for i := r0; i < r1; i++ {
+			if err := emit(i, out[(i-r0)*c.Vocab:(i-r0+1)*c.Vocab]); err != nil {
+				return err
+			}
 		}
 	}
-	return out
+	return nil
 }
 
 // embed writes row t of the embedding, dequantized (float32(q)·d) and times scale.

@@ -171,8 +171,13 @@ func TestBatchingAndThreads(t *testing.T) {
 			tokens := randTokens(r, min(int(c.Header.MaxSeq), 37), int(c.Header.Vocab))
 			want := allLogits(t, m, SessionOptions{Threads: 1, Batch: 64}, tokens, 0)
 			for _, tc := range []struct {
-				threads, batch, step int
-			}{{1, 1, 1}, {3, 64, 0}, {3, 5, 0}, {2, 7, 3}, {3, 1, 1}} {
+				threads, batch, step, logitRows int
+			}{{1, 1, 1, 0}, {3, 64, 0, 0}, {3, 5, 0, 0}, {2, 7, 3, 0}, {3, 1, 1, 0}, {2, 64, 0, 3}} {
+				if tc.logitRows > 0 {
+					// The classifier in passes of logitRows rows.
+					defer func(v int) { maxLogitBytes = v }(maxLogitBytes)
+					maxLogitBytes = tc.logitRows * 4 * int(c.Header.Vocab)
+				}
 				got := allLogits(t, m, SessionOptions{Threads: tc.threads, Batch: tc.batch}, tokens, tc.step)
 				for i := range want {
 					for j := range want[i] {

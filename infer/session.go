@@ -68,6 +68,24 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 		b = DefaultBatch
 	}
 	b = min(b, ctx)
+	// Size the caches before allocating them: a context the machine cannot
+	// hold gets a message, not an out-of-memory crash.
+	var need int64
+	for l := range c.NLayers {
+		switch {
+		case c.isLinear(l):
+			need += 4 * int64(c.LinConv-1) * int64(c.LinQKV())
+			need += 4 * int64(c.LinV) * int64(c.LinDK) * int64(c.LinDV)
+		case c.isSliding(l):
+			need += 8 * int64(min(ctx, c.SlidingWindow)) * int64(c.KVDim)
+		default:
+			need += 8 * int64(ctx) * int64(c.KVDim)
+		}
+	}
+	if mem := physicalMemory(); mem > 0 && need > mem {
+		return nil, fmt.Errorf("infer: a context of %d positions needs a %.1f GiB cache, more than the machine's %.1f GiB of memory; lower --ctx",
+			ctx, float64(need)/(1<<30), float64(mem)/(1<<30))
+	}
 	s := &Session{m: m, ctx: ctx, batch: b, pool: newPool(opt.Threads)}
 	s.layers = make([]layerState, c.NLayers)
 	for l := range s.layers {
@@ -172,14 +190,12 @@ func (s *Session) Eval(tokens []int, all bool, emit func(i int, logits []float32
 		default:
 			first = end - start
 		}
-		logits := s.forward(tokens[start:end], first)
-		if emit == nil {
-			continue
+		var fn func(i int, logits []float32) error
+		if emit != nil {
+			fn = func(i int, logits []float32) error { return emit(start+i, logits) }
 		}
-		for i := first; i < end-start; i++ {
-			if err := emit(start+i, logits[(i-first)*c.Vocab:(i-first+1)*c.Vocab]); err != nil {
-				return err
-			}
+		if err := s.forward(tokens[start:end], first, fn); err != nil {
+			return err
 		}
 	}
 	return nil
