@@ -202,7 +202,7 @@ func appendLossy(dst, b []byte) []byte {
 			continue
 		}
 		k, n := validPrefix(b)
-		if k == n {
+		if n > 0 && k == n {
 			dst = append(dst, b[:n]...)
 			b = b[n:]
 			continue
