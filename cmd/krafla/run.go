@@ -204,6 +204,9 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	if err != nil {
 		return err
 	}
+	if _, err := io.WriteString(out, sd.Flush()); err != nil {
+		return err
+	}
 	if o.N != 0 {
 		fmt.Fprintln(out)
 	}
