@@ -225,7 +225,7 @@ func fromHF(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
 		return nil, err
 	}
 	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("the result is not a valid .mlt: %w", err)
+		return nil, unsupported("%s", strings.TrimPrefix(err.Error(), "mlt: "))
 	}
 	return t, nil
 }
