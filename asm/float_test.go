@@ -92,3 +92,88 @@ func FuzzFloat(f *testing.F) {
 		variants(t, func(t *testing.T) { checkFloat(t, "fuzz", x, y, s, int(nSel)%3) })
 	})
 }
+
+func TestStridedMatchGeneric(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		for _, m := range []int{1, 3, 7, 8, 9, 31, 32, 33, 64, 70, 128} {
+			for _, n := range []int{1, 2, 3, 4, 5, 9} {
+				for _, kind := range xKinds {
+					stride := m + rng.IntN(5)
+					q := make([]float32, m)
+					for i := range q {
+						q[i] = genX(rng, kind)
+					}
+					kv := make([]float32, (n-1)*stride+m)
+					for i := range kv {
+						kv[i] = genX(rng, kind)
+					}
+					w := make([]float32, n)
+					for i := range w {
+						w[i] = genX(rng, kind)
+					}
+					checkStrided(t, fmt.Sprintf("m=%d/n=%d/stride=%d/%s", m, n, stride, kind), q, kv, w, stride, rng.IntN(3))
+				}
+			}
+		}
+	})
+}
+
+func checkStrided(t *testing.T, name string, q, kv, w []float32, stride, off int) {
+	t.Helper()
+	n, m := len(w), len(q)
+	wantDots := make([]float32, n)
+	wantY := append([]float32(nil), q...) // y starts as q
+	generic(func() {
+		DotF32Strided(wantDots, q, kv, stride)
+		AxpyF32Strided(wantY, w, kv, stride)
+	})
+	// The generic strided kernels are the plain ones in a loop.
+	for j := range n {
+		if d := dotF32Generic(q, kv[j*stride:j*stride+m]); !sameFloat(d, wantDots[j]) {
+			t.Fatalf("%s: generic DotF32Strided[%d] = %v, DotF32 = %v", name, j, wantDots[j], d)
+		}
+	}
+	kvs, _ := guarded(len(kv), off, float32(2))
+	copy(kvs, kv)
+	dots, checkDots := guarded(n, off, float32(-1))
+	DotF32Strided(dots, q, kvs, stride)
+	checkDots(t, name+" DotF32Strided")
+	for j := range dots {
+		if !sameFloat(dots[j], wantDots[j]) {
+			t.Fatalf("%s DotF32Strided: out[%d] got %v, want %v", name, j, dots[j], wantDots[j])
+		}
+	}
+	y, checkY := guarded(m, off, float32(-1))
+	copy(y, q)
+	AxpyF32Strided(y, w, kvs, stride)
+	checkY(t, name+" AxpyF32Strided")
+	for i := range y {
+		if !sameFloat(y[i], wantY[i]) {
+			t.Fatalf("%s AxpyF32Strided: y[%d] got %v, want %v", name, i, y[i], wantY[i])
+		}
+	}
+}
+
+// FuzzStrided compares the variants' strided float kernels with generic.
+func FuzzStrided(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0}, uint8(13), uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, mSel, nSel, pad uint8) {
+		m := 1 + int(mSel)%140
+		n := 1 + int(nSel)%12
+		stride := m + int(pad)%7
+		q := make([]float32, m)
+		for i := range q {
+			q[i] = fuzzScale(data, i)
+		}
+		kv := make([]float32, (n-1)*stride+m)
+		for i := range kv {
+			kv[i] = fuzzScale(data, 3*i+1)
+		}
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = fuzzScale(data, 5*i+2)
+		}
+		variants(t, func(t *testing.T) { checkStrided(t, "fuzz", q, kv, w, stride, int(pad)%3) })
+	})
+}

@@ -246,3 +246,31 @@ func axpyF32(y []float32, a float32, x []float32) {
 	}
 	axpyF32Generic(y, a, x)
 }
+
+// dotF32StridedAVX2 is dotF32StridedGeneric for n ≥ 1 keys of m ≥ 1 floats
+// at stride floats.
+//
+//go:noescape
+func dotF32StridedAVX2(out *float32, q *float32, k *float32, n int, m int, stride int)
+
+// axpyF32StridedAVX2 is axpyF32StridedGeneric for n ≥ 1 values of m ≥ 1
+// floats at stride floats.
+//
+//go:noescape
+func axpyF32StridedAVX2(y *float32, w *float32, v *float32, n int, m int, stride int)
+
+func dotF32Strided(out, q, k []float32, stride int) {
+	if active >= AVX2 {
+		dotF32StridedAVX2(&out[0], &q[0], &k[0], len(out), len(q), stride)
+		return
+	}
+	dotF32StridedGeneric(out, q, k, stride)
+}
+
+func axpyF32Strided(y, w, v []float32, stride int) {
+	if active >= AVX2 {
+		axpyF32StridedAVX2(&y[0], &w[0], &v[0], len(w), len(y), stride)
+		return
+	}
+	axpyF32StridedGeneric(y, w, v, stride)
+}

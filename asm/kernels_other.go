@@ -31,3 +31,7 @@ func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []in
 func dotF32(a, b []float32) float32 { return dotF32Generic(a, b) }
 
 func axpyF32(y []float32, a float32, x []float32) { axpyF32Generic(y, a, x) }
+
+func dotF32Strided(out, q, k []float32, stride int) { dotF32StridedGeneric(out, q, k, stride) }
+
+func axpyF32Strided(y, w, v []float32, stride int) { axpyF32StridedGeneric(y, w, v, stride) }
