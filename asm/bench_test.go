@@ -37,7 +37,9 @@ func (c cpuClock) report(b *testing.B, bytes, ops float64) {
 	if d <= 0 {
 		return
 	}
-	b.ReportMetric(bytes*float64(b.N)/d/1e9, "cpuGB/s")
+	if bytes > 0 {
+		b.ReportMetric(bytes*float64(b.N)/d/1e9, "cpuGB/s")
+	}
 	if ops > 0 {
 		b.ReportMetric(ops*float64(b.N)/d/1e9, "cpuGOPS")
 	}
@@ -152,5 +154,40 @@ func BenchmarkQuantizeQ8_0(b *testing.B) {
 		for b.Loop() {
 			QuantizeQ8_0(x, q, d)
 		}
+	})
+}
+
+// BenchmarkAttention: scores and weighted sum of one 64-wide head over 256
+// positions with the 135M shape's KV stride (3 heads × 64).
+func BenchmarkAttention(b *testing.B) {
+	const m, n, stride = 64, 256, 192
+	rng := rand.New(rand.NewPCG(1, 3))
+	q := make([]float32, m)
+	kv := make([]float32, (n-1)*stride+m)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	for i := range kv {
+		kv[i] = float32(rng.NormFloat64())
+	}
+	w := make([]float32, n)
+	y := make([]float32, m)
+	b.Run("DotF32Strided", func(b *testing.B) {
+		benchVariants(b, func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				DotF32Strided(w, q, kv, stride)
+			}
+			c.report(b, 0, 2*m*n)
+		})
+	})
+	b.Run("AxpyF32Strided", func(b *testing.B) {
+		benchVariants(b, func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				AxpyF32Strided(y, w, kv, stride)
+			}
+			c.report(b, 0, 2*m*n)
+		})
 	})
 }
