@@ -9,10 +9,18 @@ import (
 // naiveMerge is the textbook definition: while some adjacent pair has a rule,
 // apply the rule of lowest rank at its leftmost occurrence. Quadratic, obviously right.
 func naiveMerge(rules [][3]uint32, ids []int) []int {
+	return naiveMergeRanks(naiveRanks(rules), rules, ids)
+}
+
+func naiveRanks(rules [][3]uint32) map[[2]int]int {
 	rank := map[[2]int]int{}
 	for i, r := range rules {
 		rank[[2]int{int(r[0]), int(r[1])}] = i // later duplicates win
 	}
+	return rank
+}
+
+func naiveMergeRanks(rank map[[2]int]int, rules [][3]uint32, ids []int) []int {
 	ids = slices.Clone(ids)
 	for {
 		best, at := -1, -1

@@ -1,8 +1,11 @@
 package mlt
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // tinyByteLevel makes a kind 2 tokenizer whose ids 0..255 are the single bytes,
@@ -80,6 +83,62 @@ func TestEncodeByteLevelConcurrent(t *testing.T) {
 	for range 4 {
 		if got := <-done; !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
+		}
+	}
+}
+
+// refEncodeByteLevel is the byte-level pipeline built from the reference
+// parts: NFC, the Digits split and the pre-tokenizer regex run by regexp2, the
+// vocabulary lookup of ignore_merges, and naiveMerge over the bytes.
+func refEncodeByteLevel(t testing.TB, tk *Tokenizer, vocab map[string]int, rank map[[2]int]int, s string) []int {
+	if tk.Flags&FlagNFC != 0 {
+		s = norm.NFC.String(s)
+	}
+	re := map[pattern]string{patLlama3: reLlama3, patQwen2: reQwen2, patQwen35: reQwen35, patGPT2: reGPT2}[patternFor(tk.Flags)]
+	pieces := []string{s}
+	if tk.Flags&FlagSplitDigits != 0 {
+		pieces = refSplit(t, `\p{N}|\P{N}+`, s)
+	}
+	var out []int
+	for _, piece := range pieces {
+		for _, w := range refSplit(t, folded(re), piece) {
+			if id, ok := vocab[w]; ok && tk.Flags&FlagIgnoreMerges != 0 {
+				out = append(out, id)
+				continue
+			}
+			var ids []int
+			for i := 0; i < len(w); i++ {
+				ids = append(ids, vocab[w[i:i+1]])
+			}
+			out = append(out, naiveMergeRanks(rank, tk.Merges, ids)...)
+		}
+	}
+	return out
+}
+
+// TestByteLevelMatchesReference compares encodeByteLevel with the reference
+// pipeline on random texts, with the shipped vocabularies under every regex
+// and the digit pre-split.
+func TestByteLevelMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, name := range []string{"llama3", "qwen3", "gpt2"} {
+		base := shipped(t, name)
+		rank := naiveRanks(base.Merges)
+		vocab := map[string]int{} // normal tokens: bytes → id
+		for id, tok := range base.Tokens {
+			if tok.Attr == AttrNormal {
+				vocab[string(tok.Bytes)] = id
+			}
+		}
+		for _, flags := range []uint32{base.Flags, FlagGPT2Regex | FlagSplitDigits, FlagNFC | FlagQwen35Regex | FlagIgnoreMerges, FlagSingleDigits | FlagSplitDigits} {
+			tk := &Tokenizer{Kind: base.Kind, Flags: flags, BOS: -1, EOS: -1, Tokens: base.Tokens, Merges: base.Merges}
+			for range 60 {
+				s := randomText(r, r.IntN(30))
+				want := refEncodeByteLevel(t, tk, vocab, rank, s)
+				if got := tk.encodeByteLevel(s, nil); !slices.Equal(got, want) {
+					t.Fatalf("%s flags %d, %q: got %v, want %v", name, flags, s, got, want)
+				}
+			}
 		}
 	}
 }
