@@ -176,10 +176,20 @@ func TestSplitDigits(t *testing.T) {
 }
 
 func fuzzPattern(f *testing.F, p pattern, re string) {
-	for _, s := range []string{"Hello world", "I'LL 12345  \r\n x", "e\u0301 \u3000\u3000 ab", "'ſ (x) !!\n"} {
+	for _, s := range []string{"Hello world", "I'LL 12345  \r\n x", "e\u0301 \u3000\u3000 ab", "'ſ (x) !!\n", "'\xc5 \xff\xfe a\xc3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// On any bytes, valid UTF-8 or not, the pre-tokens are non-empty and tile s.
+		parts := scan(p, s)
+		for _, part := range parts {
+			if part == "" {
+				t.Fatalf("scan(%d, %q) gave an empty pre-token: %q", p, s, parts)
+			}
+		}
+		if strings.Join(parts, "") != s {
+			t.Fatalf("scan(%d, %q) = %q does not tile the text", p, s, parts)
+		}
 		if !utf8.ValidString(s) {
 			t.Skip("regexp2 reports invalid UTF-8 as U+FFFD")
 		}
