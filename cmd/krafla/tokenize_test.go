@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/internal/testenv"
+)
+
+// execKrafla runs `krafla args...` through the cobra root with stdin in.
+func execKrafla(t *testing.T, in string, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetIn(strings.NewReader(in))
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestTokenizeEncodeDecode goes through the CLI with the shipped llama2
+// tokenizer, whose "Hello world" ids [1, 22557, 1526] the shared README gives.
+func TestTokenizeEncodeDecode(t *testing.T) {
+	src := testenv.Shared(t, "tokenizers", "llama2")
+	tok := filepath.Join(t.TempDir(), "llama2.mlt")
+	if out, err := execKrafla(t, "", "tokenize", src, "-o", tok); err != nil || !strings.Contains(out, "kind 1") {
+		t.Fatalf("tokenize: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		args []string
+		want string
+	}{
+		{"encode", "", []string{"encode", "-t", tok, "Hello world"}, "1 22557 1526\n"},
+		{"encode no bos", "", []string{"encode", "-t", tok, "--no-bos", "Hello world"}, "22557 1526\n"},
+		{"encode jsonl", "{\"text\":\"Hello world\"}\n{\"text\":\"\"}\n", []string{"encode", "-t", tok, "--jsonl"},
+			"{\"ids\":[1,22557,1526]}\n{\"ids\":[1]}\n"},
+		// The decoder strips one leading space of the whole text; <s> comes first.
+		{"decode", "", []string{"decode", "-t", tok, "1", "22557", "1526"}, "<s> Hello world\n"},
+		{"decode without bos", "", []string{"decode", "-t", tok, "22557", "1526"}, "Hello world\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := execKrafla(t, tc.in, tc.args...)
+			if err != nil || out != tc.want {
+				t.Errorf("got %q, %v, want %q", out, err, tc.want)
+			}
+		})
+	}
+
+	out, err := execKrafla(t, "", "inspect", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"MLT1", "1 (sentencepiece-bpe)", "add_bos", "32000 (31741 normal, 3 added, 256 byte)", "58980", "bos          1 \"<s>\"", "eos          2 \"</s>\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = execKrafla(t, "", "inspect", "--json", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Kind      int      `json:"kind"`
+		FlagNames []string `json:"flag_names"`
+		Vocab     int      `json:"n_vocab"`
+		Byte      int      `json:"byte_tokens"`
+		Merges    int      `json:"n_merges"`
+		BOS       int      `json:"bos"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("inspect --json: %v\n%s", err, out)
+	}
+	if j.Kind != 1 || j.Vocab != 32000 || j.Byte != 256 || j.Merges != 58980 || j.BOS != 1 || len(j.FlagNames) != 1 || j.FlagNames[0] != "add_bos" {
+		t.Errorf("inspect --json: got %+v", j)
+	}
+}
+
+func TestTokenizeErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.mlt")
+	if err := os.WriteFile(bad, []byte("MLT1\x02\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  string
+		usage bool
+	}{
+		{"encode without -t", []string{"encode", "x"}, "-t TOK.mlt is required", true},
+		{"encode two texts", []string{"encode", "-t", bad, "a", "b"}, "accepts 1 arg", true},
+		{"jsonl with text", []string{"encode", "-t", bad, "--jsonl", "a"}, "takes no TEXT", true},
+		{"decode no ids", []string{"decode", "-t", bad}, "at least one ID", true},
+		{"decode bad id", []string{"decode", "-t", bad, "x1"}, `ID "x1"`, true},
+		{"encode invalid file", []string{"encode", "-t", bad, "a"}, "shorter than the 32-byte header", false},
+		{"inspect invalid file", []string{"inspect", bad}, "ML_E_FORMAT: mlt: " + bad, false},
+		{"tokenize missing", []string{"tokenize", filepath.Join(dir, "nothing")}, "no such file", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := execKrafla(t, "", tc.args...)
+			var ue usageError
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &ue) != tc.usage {
+				t.Errorf("got %v (usage error: %v), want an error containing %q (usage error: %v)", err, errors.As(err, &ue), tc.want, tc.usage)
+			}
+		})
+	}
+}
+
+// TestTokenizeRefusesClaude: an NFKC normalizer has no .mlt flag, and no
+// file is written.
+func TestTokenizeRefusesClaude(t *testing.T) {
+	src := testenv.Shared(t, "tokenizers", "claude")
+	out := filepath.Join(t.TempDir(), "claude.mlt")
+	_, err := execKrafla(t, "", "tokenize", src, "-o", out)
+	if err == nil || !strings.Contains(err.Error(), "normalizer NFKC") {
+		t.Errorf("got %v, want a refusal naming the NFKC normalizer", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
+	}
+}
