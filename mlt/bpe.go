@@ -6,7 +6,7 @@ import (
 )
 
 // merger applies a tokenizer's merge rules. It is built once per Tokenizer
-// (newMerger) and is safe for concurrent use.
+// (newMergerRules, from prepare) and is safe for concurrent use.
 //
 // The rule table is an open-addressing hash table keyed by the pair
 // (left<<32 | right) whose value is (rank<<32 | merged). When the same pair
@@ -18,7 +18,8 @@ type merger struct {
 	shift uint     // 64 - log2(len(keys))
 	mask  uint64
 
-	// cache maps a pre-token's bytes to its ids (encodeByteLevel); guarded by mu.
+	// cache maps a merged unit (a kind 2 pre-token, a kind 1 word) to its
+	// ids; see cached and store. Guarded by mu.
 	mu    sync.Mutex
 	cache map[string][]int32
 }
@@ -26,7 +27,7 @@ type merger struct {
 const emptyKey = ^uint64(0)
 
 // newMergerRules builds the merge table from a tokenizer's Merges; the rank of
-// a rule is its index. (newMerger(t) = newMergerRules(t.Merges).)
+// a rule is its index.
 func newMergerRules(rules [][3]uint32) *merger {
 	n := len(rules)
 	size := 16
@@ -85,13 +86,15 @@ const stackSymbols = 48
 // The symbols form a linked list and candidate pairs sit in a binary min-heap
 // keyed by (rank, position), so a word of n symbols costs O(n log n). Entries
 // made stale by an earlier merge are recognised when popped: their left symbol
-// is gone, or the pair now there has a different rule.
+// is gone, or the pair now there has a different rank. (The tokenizers library
+// compares the merged id instead; a rank names exactly one pair, so comparing
+// ranks asks the same question.)
 func (m *merger) merge(ids []int) []int {
 	n := len(ids)
 	if n < 2 {
 		return ids
 	}
-	if n >= 1<<31-1 {
+	if n >= 1<<31-1 { // positions are int32; such a word could not be allocated anyway
 		panic("mlt: word too long to merge")
 	}
 	var nextBuf, prevBuf [stackSymbols]int32
