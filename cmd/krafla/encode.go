@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,7 +82,7 @@ func runEncodeJSONL(t *mlt.Tokenizer, o encodeOptions, in io.Reader, out io.Writ
 	var b []byte
 	for line := 1; ; line++ {
 		l, err := r.ReadBytes('\n')
-		if len(l) > 0 {
+		if len(bytes.TrimSpace(l)) > 0 { // blank lines are skipped
 			var rec struct {
 				Text *string `json:"text"`
 			}

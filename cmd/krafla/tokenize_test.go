@@ -41,7 +41,7 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 	}{
 		{"encode", "", []string{"encode", "-t", tok, "Hello world"}, "1 22557 1526\n"},
 		{"encode no bos", "", []string{"encode", "-t", tok, "--no-bos", "Hello world"}, "22557 1526\n"},
-		{"encode jsonl", "{\"text\":\"Hello world\"}\n{\"text\":\"\"}\n", []string{"encode", "-t", tok, "--jsonl"},
+		{"encode jsonl", "{\"text\":\"Hello world\"}\n\n{\"text\":\"\"}", []string{"encode", "-t", tok, "--jsonl"},
 			"{\"ids\":[1,22557,1526]}\n{\"ids\":[1]}\n"},
 		// The decoder strips one leading space of the whole text; <s> comes first.
 		{"decode", "", []string{"decode", "-t", tok, "1", "22557", "1526"}, "<s> Hello world\n"},
@@ -53,6 +53,15 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 				t.Errorf("got %q, %v, want %q", out, err, tc.want)
 			}
 		})
+	}
+
+	for in, want := range map[string]string{
+		"{\"txt\":\"a\"}\n":          `stdin line 1: no "text" field`,
+		"{\"text\":\"a\"}\n{oops}\n": "stdin line 2: invalid character",
+	} {
+		if _, err := execKrafla(t, in, "encode", "-t", tok, "--jsonl"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("encode --jsonl of %q: got %v, want an error containing %q", in, err, want)
+		}
 	}
 
 	out, err := execKrafla(t, "", "inspect", tok)
@@ -100,6 +109,7 @@ func TestTokenizeErrors(t *testing.T) {
 		{"encode two texts", []string{"encode", "-t", bad, "a", "b"}, "accepts 1 arg", true},
 		{"jsonl with text", []string{"encode", "-t", bad, "--jsonl", "a"}, "takes no TEXT", true},
 		{"decode no ids", []string{"decode", "-t", bad}, "at least one ID", true},
+		{"jsonl without text field", []string{"encode", "-t", "", "--jsonl"}, "-t TOK.mlt is required", true},
 		{"decode bad id", []string{"decode", "-t", bad, "x1"}, `ID "x1"`, true},
 		{"encode invalid file", []string{"encode", "-t", bad, "a"}, "shorter than the 32-byte header", false},
 		{"inspect invalid file", []string{"inspect", bad}, "ML_E_FORMAT: mlt: " + bad, false},
