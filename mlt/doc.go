@@ -42,4 +42,26 @@
 // out of range, and merges naming missing tokens or whose parts do not
 // concatenate to the merged token. Errors are *Error values matching ErrFormat
 // or ErrIO and naming the offset.
+//
+// # Encoding and decoding
+//
+// Encode matches added tokens first, in the raw text, leftmost and then
+// longest. Each stretch between them is encoded by the kind: kind 1 replaces
+// spaces by ▁, adds the ▁ prefix by the flags' rule, looks up each character
+// (byte-fallback tokens for characters the vocabulary lacks) and applies the
+// merges by rank, leftmost first among equal ranks (bpe.go); kind 2 normalizes
+// (flag 8), pre-tokenizes with the regex the flags select (pretok.go) and
+// merges the bytes of each pre-token (bytelevel.go). Decode follows the
+// decoders of the source tokenizer.json: for kind 1 Replace(▁→' '),
+// ByteFallback, Fuse and, unless flag 128, Strip of one leading space; for
+// kind 2 ByteLevel with invalid UTF-8 replaced as Rust's from_utf8_lossy does.
+// StreamDecoder gives the same text piece by piece without splitting a
+// character.
+//
+// FromHF maps a tokenizer.json onto a kind and flags, and refuses
+// (ErrUnsupported) whatever an .mlt cannot reproduce exactly, naming the part:
+// NFKC or other normalizers, unknown or chained pre-tokenizer regexes,
+// Metaspace "always" or split, ByteLevel add_prefix_space, non-BPE models,
+// added tokens with lstrip, rstrip or single_word, post-processors adding
+// anything but one BOS, decoders that do not match the kind, gaps in the ids.
 package mlt
