@@ -55,7 +55,7 @@ func TestCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(left) != 0 {
+	if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
 		t.Errorf("files left behind: %v", left)
 	}
 }
