@@ -41,6 +41,9 @@ type Tensor struct {
 	File  string // the file holding it
 	data  []byte
 	off   int // of data in the file's data section
+	// mapped: data lies in a file mapping, so its pages can be dropped
+	// (never on heap memory, which madvise would zero).
+	mapped bool
 }
 
 // Elems is the number of elements.
@@ -125,10 +128,17 @@ func (t *Tensor) decode(dst []float32, off int) error {
 }
 
 // release drops the tensor's pages from this process's resident memory.
-func (t *Tensor) release() { releasePages(t.data) }
+func (t *Tensor) release() {
+	if t.mapped {
+		releasePages(t.data)
+	}
+}
 
 // releaseRows is release for rows [r0, r1) only.
 func (t *Tensor) releaseRows(r0, r1 int) {
+	if !t.mapped {
+		return
+	}
 	rb := len(t.data) / max(1, t.Rows())
 	releasePages(t.data[r0*rb : r1*rb])
 }
@@ -177,6 +187,9 @@ func OpenSafetensors(path string) (*SafeFile, error) {
 		return nil, err
 	}
 	f.mapped = mapped
+	for _, t := range f.Tensors {
+		t.mapped = mapped
+	}
 	return f, nil
 }
 

@@ -151,3 +151,47 @@ func FuzzParseSafetensors(f *testing.F) {
 		}
 	})
 }
+
+// TestReleaseKeepsData drops the pages of a mapped tensor and reads it
+// again: the values come back from the file. A tensor parsed from memory
+// is never released (madvise would zero heap memory).
+func TestReleaseKeepsData(t *testing.T) {
+	n := 8192 // floats: 32 KiB, several pages
+	data := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i)))
+	}
+	file := stFile(`{"a":{"dtype":"F32","shape":[64,128],"data_offsets":[0,32768]}}`, data)
+	p := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := os.WriteFile(p, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(tn *Tensor, what string) {
+		v, err := tn.F32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range v {
+			if x != float32(i) {
+				t.Fatalf("%s: value %d: got %v, want %v", what, i, x, float32(i))
+			}
+		}
+	}
+	f, err := OpenSafetensors(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tn := f.Tensors[0]
+	check(tn, "before release")
+	tn.releaseRows(0, 64)
+	tn.release()
+	check(tn, "mapped, after release")
+	mem, err := ParseSafetensors(append([]byte(nil), file...), "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.Tensors[0].release()
+	mem.Tensors[0].releaseRows(0, 64)
+	check(mem.Tensors[0], "in memory, after release")
+}
