@@ -196,7 +196,7 @@ func (s *Session) attention(l, n, pos0 int) {
 		s.mul(s.g, L.wg, n)
 	}
 	flags := c.LayerFlags[l]
-	var kind = -1
+	kind := -1 // RoPE table: 0 global, 1 local, -1 none
 	if flags&flagNoRoPE == 0 {
 		kind = 0
 		if flags&flagLocalRoPE != 0 {
@@ -253,33 +253,42 @@ func (s *Session) attention(l, n, pos0 int) {
 			}
 			qh := s.q[i*qd+h*hd : i*qd+(h+1)*hd]
 			kvo := (h / group) * hd
-			key := func(j int) []float32 {
-				if j >= pos0 {
-					return s.k[(j-pos0)*kvd+kvo : (j-pos0)*kvd+kvo+hd]
-				}
-				slot := j % ls.slots
-				return ls.k[slot*kvd+kvo : slot*kvd+kvo+hd]
-			}
-			val := func(j int) []float32 {
-				if j >= pos0 {
-					return s.v[(j-pos0)*kvd+kvo : (j-pos0)*kvd+kvo+hd]
-				}
-				slot := j % ls.slots
-				return ls.v[slot*kvd+kvo : slot*kvd+kvo+hd]
-			}
 			w := sc[:p-from+1]
-			for j := from; j <= p; j++ {
-				v := dotF32(qh, key(j)) * scale
+			// Keys before pos0 from the cache (slot j mod slots), then the
+			// batch's own; the same order either way.
+			j, slot := from, from%ls.slots
+			for ; j < pos0; j++ {
+				o := slot*kvd + kvo
+				w[j-from] = dotF32(qh, ls.k[o:o+hd])
+				if slot++; slot == ls.slots {
+					slot = 0
+				}
+			}
+			for ; j <= p; j++ {
+				o := (j-pos0)*kvd + kvo
+				w[j-from] = dotF32(qh, s.k[o:o+hd])
+			}
+			for x, v := range w {
+				v *= scale
 				if capv > 0 {
 					v = softcap(v, capv)
 				}
-				w[j-from] = v
+				w[x] = v
 			}
 			softmax(w)
 			out := s.o[i*qd+h*hd : i*qd+(h+1)*hd]
 			clear(out)
-			for j := from; j <= p; j++ {
-				axpy(out, w[j-from], val(j))
+			j, slot = from, from%ls.slots
+			for ; j < pos0; j++ {
+				o := slot*kvd + kvo
+				axpy(out, w[j-from], ls.v[o:o+hd])
+				if slot++; slot == ls.slots {
+					slot = 0
+				}
+			}
+			for ; j <= p; j++ {
+				o := (j-pos0)*kvd + kvo
+				axpy(out, w[j-from], s.v[o:o+hd])
 			}
 		}
 	})
