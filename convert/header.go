@@ -229,12 +229,33 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		}
 		return uint32(w), nil
 	}
-	fromTypes := func(lt []string, bit uint8, kind string) {
+	// typed sets bit on the layers that layer_types names kind; false when the key is
+	// absent, so the caller falls back to the architecture's fixed pattern.
+	typed := func(kind string, bit uint8) (bool, error) {
+		lt, err := layerTypes(c, n, "full_attention", kind)
 		for i, t := range lt {
 			if t == kind {
 				flags[i] |= bit
 			}
 		}
+		return lt != nil, err
+	}
+	// notEvery sets bit on every layer except each p-th (1-based): HF's periodic
+	// patterns, in which the p-th layer is the full-attention one.
+	notEvery := func(p int, bit uint8) {
+		for i := 0; i < n; i++ {
+			if (i+1)%p != 0 {
+				flags[i] |= bit
+			}
+		}
+	}
+	// interval reads a period key; 0 would divide by zero in notEvery.
+	interval := func(key string, def int) (int, error) {
+		p, err := c.intKey(key, def)
+		if err == nil && p == 0 {
+			err = c.errf(key, "must be > 0")
+		}
+		return p, err
 	}
 	switch f.name {
 	case "mistral":
@@ -246,11 +267,9 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		if h.SlidingWindow, err = window(def); err != nil {
 			return err
 		}
-		lt, err := layerTypes(c, n, "full_attention", "sliding_attention")
-		if err != nil {
+		if _, err := typed("sliding_attention", mlb.FlagSliding); err != nil {
 			return err
 		}
-		fromTypes(lt, mlb.FlagSliding, "sliding_attention")
 	case "qwen2", "qwen3":
 		use, err := c.boolKey("use_sliding_window", false)
 		if err != nil || !use {
@@ -259,11 +278,11 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		if h.SlidingWindow, err = window(4096); err != nil {
 			return err
 		}
-		lt, err := layerTypes(c, n, "full_attention", "sliding_attention")
+		ok, err := typed("sliding_attention", mlb.FlagSliding)
 		if err != nil {
 			return err
 		}
-		if lt == nil {
+		if !ok {
 			mwl, err := c.intKey("max_window_layers", 28)
 			if err != nil {
 				return err
@@ -272,7 +291,6 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 				flags[i] |= mlb.FlagSliding
 			}
 		}
-		fromTypes(lt, mlb.FlagSliding, "sliding_attention")
 	case "smollm3":
 		var usesRope []bool
 		if v, ok := c.raw("no_rope_layers"); ok && v != nil {
@@ -280,21 +298,17 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 			if !ok || len(l) != n {
 				return c.errf("no_rope_layers", "want a list of %d entries", n)
 			}
-			for i, e := range l {
+			for _, e := range l {
 				x, err := c.intVal("no_rope_layers", e)
 				if err != nil {
 					return err
 				}
 				usesRope = append(usesRope, x != 0)
-				_ = i
 			}
 		} else {
-			iv, err := c.intKey("no_rope_layer_interval", 4)
+			iv, err := interval("no_rope_layer_interval", 4)
 			if err != nil {
 				return err
-			}
-			if iv == 0 {
-				return c.errf("no_rope_layer_interval", "must be > 0")
 			}
 			for i := 0; i < n; i++ {
 				usesRope = append(usesRope, (i+1)%iv != 0)
@@ -321,61 +335,40 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		if h.SlidingWindow, err = window(4096); err != nil {
 			return err
 		}
-		lt, err := layerTypes(c, n, "full_attention", "sliding_attention")
+		ok, err := typed("sliding_attention", mlb.FlagSliding)
 		if err != nil {
 			return err
 		}
-		if lt == nil {
-			for i := 0; i < n; i++ {
-				if (i+1)%2 != 0 {
-					flags[i] |= mlb.FlagSliding
-				}
-			}
+		if !ok {
+			notEvery(2, mlb.FlagSliding)
 		}
-		fromTypes(lt, mlb.FlagSliding, "sliding_attention")
 	case "gemma3":
 		if h.SlidingWindow, err = window(4096); err != nil {
 			return err
 		}
-		lt, err := layerTypes(c, n, "full_attention", "sliding_attention")
+		ok, err := typed("sliding_attention", mlb.FlagSliding|mlb.FlagLocalRoPE)
 		if err != nil {
 			return err
 		}
-		if lt == nil {
-			p, err := c.intKey("sliding_window_pattern", 6)
+		if !ok {
+			p, err := interval("sliding_window_pattern", 6)
 			if err != nil {
 				return err
 			}
-			if p == 0 {
-				return c.errf("sliding_window_pattern", "must be > 0")
-			}
-			for i := 0; i < n; i++ {
-				if (i+1)%p != 0 {
-					flags[i] |= mlb.FlagSliding | mlb.FlagLocalRoPE
-				}
-			}
+			notEvery(p, mlb.FlagSliding|mlb.FlagLocalRoPE)
 		}
-		fromTypes(lt, mlb.FlagSliding|mlb.FlagLocalRoPE, "sliding_attention")
 	case "qwen3_5":
-		lt, err := layerTypes(c, n, "full_attention", "linear_attention")
+		ok, err := typed("linear_attention", mlb.FlagLinear)
 		if err != nil {
 			return err
 		}
-		if lt == nil {
-			iv, err := c.intKey("full_attention_interval", 4)
+		if !ok {
+			iv, err := interval("full_attention_interval", 4)
 			if err != nil {
 				return err
 			}
-			if iv == 0 {
-				return c.errf("full_attention_interval", "must be > 0")
-			}
-			for i := 0; i < n; i++ {
-				if (i+1)%iv != 0 {
-					flags[i] |= mlb.FlagLinear
-				}
-			}
+			notEvery(iv, mlb.FlagLinear)
 		}
-		fromTypes(lt, mlb.FlagLinear, "linear_attention")
 	case "phi3":
 		if h.SlidingWindow, err = window(0); err != nil {
 			return err

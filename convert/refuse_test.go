@@ -56,6 +56,12 @@ func TestRefusals(t *testing.T) {
 		{"shape", "mistral", hfgen.Options{Config: map[string]any{"intermediate_size": 96}}, Options{}, []string{"mlp.gate_proj.weight", "shape"}},
 		{"bad layer_types", "qwen3_5", hfgen.Options{Config: map[string]any{"layer_types": []string{"linear_attention", "chunked_attention"}}},
 			Options{}, []string{"layer_types", "chunked_attention"}},
+		{"zero sliding_window_pattern", "gemma3", hfgen.Options{DeleteConfig: []string{"layer_types"}, Config: map[string]any{"sliding_window_pattern": 0}},
+			Options{}, []string{"sliding_window_pattern", "> 0"}},
+		{"zero full_attention_interval", "qwen3_5", hfgen.Options{DeleteConfig: []string{"layer_types"}, Config: map[string]any{"full_attention_interval": 0}},
+			Options{}, []string{"full_attention_interval", "> 0"}},
+		{"zero no_rope_layer_interval", "smollm3", hfgen.Options{DeleteConfig: []string{"no_rope_layers"}, Config: map[string]any{"no_rope_layer_interval": 0}},
+			Options{}, []string{"no_rope_layer_interval", "> 0"}},
 		{"q8 mask on q8_0", "llama", hfgen.Options{}, Options{Q8Mask: 1}, []string{"Q4_0"}},
 		{"q4 rule", "llama", hfgen.Options{}, Options{Type: quantize.TypeQ4_0, Q4Rule: "nearest"}, []string{"nearest"}},
 	}

@@ -76,6 +76,14 @@ func TestConfigVariants(t *testing.T) {
 			func(h *mlb.Header) string { return cmp(h.RotDim, 8) }},
 		{"gemma2 layer_types", "gemma2", hfgen.Options{Config: map[string]any{"layer_types": []string{"full_attention", "sliding_attention"}}},
 			func(h *mlb.Header) string { return cmp(h.Flags[0], 0, h.Flags[1], mlb.FlagSliding) }},
+		{"gemma2 default pattern", "gemma2", hfgen.Options{DeleteConfig: []string{"layer_types"}},
+			func(h *mlb.Header) string { return cmp(h.Flags[0], mlb.FlagSliding, h.Flags[1], 0) }},
+		{"gemma3 sliding_window_pattern", "gemma3", hfgen.Options{DeleteConfig: []string{"layer_types"}, Config: map[string]any{"sliding_window_pattern": 2}},
+			func(h *mlb.Header) string { return cmp(h.Flags[0], mlb.FlagSliding|mlb.FlagLocalRoPE, h.Flags[1], 0) }},
+		{"gemma3 pattern longer than the model", "gemma3", hfgen.Options{DeleteConfig: []string{"layer_types"}, Config: map[string]any{"sliding_window_pattern": 6}},
+			func(h *mlb.Header) string {
+				return cmp(h.Flags[0], mlb.FlagSliding|mlb.FlagLocalRoPE, h.Flags[1], mlb.FlagSliding|mlb.FlagLocalRoPE)
+			}},
 		{"gemma2 null softcaps", "gemma2", hfgen.Options{Config: map[string]any{"attn_logit_softcapping": nil, "final_logit_softcapping": nil}},
 			func(h *mlb.Header) string { return cmp(h.AttnSoftcap, 0, h.FinalSoftcap, 0) }},
 		{"gemma2 default softcaps", "gemma2", hfgen.Options{DeleteConfig: []string{"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"}},
