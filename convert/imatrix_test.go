@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
@@ -50,7 +51,7 @@ func TestImatrix(t *testing.T) {
 	var q4, q4changed, q8 int
 	for i := range plain.Tensors {
 		a, b := &plain.Tensors[i], &weighted.Tensors[i]
-		same := bytes.Equal(a.Q, b.Q) && equalF32(a.D, b.D) && equalF32(a.F32, b.F32)
+		same := bytes.Equal(a.Q, b.Q) && slices.Equal(a.D, b.D) && slices.Equal(a.F32, b.F32)
 		switch a.Type {
 		case mlb.Q8_0:
 			q8++
@@ -85,16 +86,4 @@ func TestImatrix(t *testing.T) {
 		Imatrix: bp, NoTokenizer: true}); err == nil {
 		t.Errorf("mismatched importance matrix: got nil error")
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -158,7 +159,7 @@ func TestImportanceReference(t *testing.T) {
 				best++
 			}
 			lv := levels(q, blk)
-			if !equalInts(lv, qs[best]) || math.Abs(float64(d[blk])-ds[best]) > 1e-6*math.Abs(ds[best]) {
+			if !slices.Equal(lv, qs[best]) || math.Abs(float64(d[blk])-ds[best]) > 1e-6*math.Abs(ds[best]) {
 				t.Fatalf("row %d block %d: got d=%v %v, want candidate %d: d=%v %v", r, bc, d[blk], lv, best, ds[best], qs[best])
 			}
 			got := weightedErr(x, wt, float64(d[blk]), lv)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,7 +106,7 @@ func TestQ4RoundRandom(t *testing.T) {
 		}
 		d := DecodeScales(s, false)[0]
 		rl, rd := refRoundBlock(x)
-		if d != rd || !equalInts(levels(q, 0), rl) {
+		if d != rd || !slices.Equal(levels(q, 0), rl) {
 			t.Fatalf("block %v: got d=%v %v, want d=%v %v", x, d, levels(q, 0), rd, rl)
 		}
 		// f16 scales: the nibbles are those of the float32 d, d is stored rounded
@@ -161,18 +162,6 @@ func studentT(rng *rand.Rand, nu int) float64 {
 		c += g * g
 	}
 	return rng.NormFloat64() / math.Sqrt(c/float64(nu))
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // refCandidates is an independent float64 model of SPEC-NOTES.md's candidate
@@ -250,7 +239,7 @@ func TestQ4BestFitProperties(t *testing.T) {
 		for errs[best] > minErr+1e-10*sw {
 			best++
 		}
-		if !equalInts(lv, qs[best]) || math.Abs(d-ds[best]) > 1e-6*math.Abs(ds[best]) {
+		if !slices.Equal(lv, qs[best]) || math.Abs(d-ds[best]) > 1e-6*math.Abs(ds[best]) {
 			t.Fatalf("block %v: got d=%v %v, want candidate %d: d=%v %v", x, d, lv, best, ds[best], qs[best])
 		}
 		// f16 scales: the same nibbles, d rounded to the nearest f16

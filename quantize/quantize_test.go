@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -121,7 +122,7 @@ func TestQ8_0Clamp(t *testing.T) {
 	if d := DecodeScales(s, true)[0]; d != float32(math.Exp2(-24)) {
 		t.Fatalf("f16 d: got %v, want 2^-24", d)
 	}
-	if got := []int8{int8(q[0]), int8(q[1]), int8(q[2])}; !equalInt8(got, []int8{127, -127, 89}) {
+	if got := []int8{int8(q[0]), int8(q[1]), int8(q[2])}; !slices.Equal(got, []int8{127, -127, 89}) {
 		t.Errorf("quants: got %v, want [127 -127 89]", got)
 	}
 }
@@ -159,24 +160,12 @@ func TestQ8_0Random(t *testing.T) {
 			if !f16 { // the activation quantizer is the same rule
 				q2, d2 := make([]int8, 32), make([]float32, 1)
 				Q8_0(x, q2, d2)
-				if d2[0] != rd || !equalInt8(q2, rq) {
+				if d2[0] != rd || !slices.Equal(q2, rq) {
 					t.Fatalf("Q8_0(%v): got %v %v, want %v %v", x, q2, d2[0], rq, rd)
 				}
 			}
 		}
 	}
-}
-
-func equalInt8(a, b []int8) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestThreadsIdentical(t *testing.T) {

@@ -1,4 +1,5 @@
-// Package testenv finds the test data that lives outside the repository.
+// Package testenv holds helpers for tests: it finds the test data that lives
+// outside the repository and reads the CPU time benchmarks report against.
 package testenv
 
 import (
