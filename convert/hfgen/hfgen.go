@@ -149,6 +149,13 @@ func Write(dir, arch string, opt Options) error {
 	return writeWeights(dir, specs, dt, opt.Seed, opt.Shards)
 }
 
+// llama3Rope is Llama 3.2's rope_scaling (a fresh map each call, since
+// Options.Config may patch the config afterwards).
+func llama3Rope() map[string]any {
+	return map[string]any{"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+		"original_max_position_embeddings": 8192}
+}
+
 // build returns the config (and the map inside it that holds the text
 // model's keys: the config itself, or its text_config) and the tensors.
 func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensorSpec, err error) {
@@ -181,16 +188,12 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 			set("rope_theta", 100000.0, "tie_word_embeddings", true)
 			tied = true
 		case "llama-3.2-1b":
-			set("rope_theta", 500000.0, "tie_word_embeddings", true, "rope_scaling", map[string]any{
-				"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-				"original_max_position_embeddings": 8192})
+			set("rope_theta", 500000.0, "tie_word_embeddings", true, "rope_scaling", llama3Rope())
 			tied = true
 		}
 	case "llama3":
 		arches("LlamaForCausalLM", "llama")
-		set("rope_theta", 500000.0, "tie_word_embeddings", true, "rope_scaling", map[string]any{
-			"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-			"original_max_position_embeddings": 8192})
+		set("rope_theta", 500000.0, "tie_word_embeddings", true, "rope_scaling", llama3Rope())
 		tied = true
 	case "llama-linear":
 		arches("LlamaForCausalLM", "llama")
