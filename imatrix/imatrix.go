@@ -398,6 +398,11 @@ func (f *File) Write(path string) (err error) {
 	if err = tmp.Sync(); err != nil {
 		return fmt.Errorf("imatrix: writing %s: %w", path, err)
 	}
+	// CreateTemp makes the file private; an imatrix is an ordinary file, as
+	// the models built from it are.
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("imatrix: writing %s: %w", path, err)
+	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("imatrix: writing %s: %w", path, err)
 	}

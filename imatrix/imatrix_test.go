@@ -104,6 +104,11 @@ func TestWriteOpen(t *testing.T) {
 			t.Fatalf("sum %d: got %v, want %v", i, g.Sums[i], f.Sums[i])
 		}
 	}
+	if st, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if got := st.Mode().Perm(); got&0o044 == 0 {
+		t.Errorf("mode %v: the file is not readable by others", got)
+	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("directory holds %d entries, want only x.mli (no temp file left)", len(ents))
