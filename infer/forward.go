@@ -277,19 +277,7 @@ func (s *Session) attention(l, n, pos0 int) {
 			}
 			softmax(w)
 			out := s.o[i*qd+h*hd : i*qd+(h+1)*hd]
-			clear(out)
-			j, slot = from, from%ls.slots
-			for ; j < pos0; j++ {
-				o := slot*kvd + kvo
-				axpy(out, w[j-from], ls.v[o:o+hd])
-				if slot++; slot == ls.slots {
-					slot = 0
-				}
-			}
-			for ; j <= p; j++ {
-				o := (j-pos0)*kvd + kvo
-				axpy(out, w[j-from], s.v[o:o+hd])
-			}
+			weightedSum(out, w, ls.v, from%ls.slots, ls.slots, max(0, pos0-from), s.v[max(0, from-pos0)*kvd:], kvd, kvo)
 		}
 	})
 	// Store the batch's keys and values (only the last `slots` matter for a ring).
@@ -307,6 +295,65 @@ func (s *Session) attention(l, n, pos0 int) {
 	s.imat.add(l, slotAttnOut, s.o, n, qd)
 	s.quant(s.o, n, qd)
 	s.mul(s.t, &L.wo, n)
+}
+
+// weightedSum writes out[d] = Σ_j w[j]·v_j[kvo+d], the sum over j in increasing
+// order, each product rounded before it is added (the order of axpy over j).
+// The first nc rows v_j come from the ring ring (rows of stride, starting at
+// slot and wrapping at slots), the rest from batch (rows of stride from 0).
+// Eight dimensions at a time are kept in registers across all j.
+func weightedSum(out, w, ring []float32, slot, slots, nc int, batch []float32, stride, kvo int) {
+	hd := len(out)
+	d0 := 0
+	for ; d0+8 <= hd; d0 += 8 {
+		var a0, a1, a2, a3, a4, a5, a6, a7 float32
+		sl := slot
+		for j := range nc {
+			o := sl*stride + kvo + d0
+			v := ring[o : o+8 : o+8]
+			wj := w[j]
+			a0 = a0 + float32(wj*v[0])
+			a1 = a1 + float32(wj*v[1])
+			a2 = a2 + float32(wj*v[2])
+			a3 = a3 + float32(wj*v[3])
+			a4 = a4 + float32(wj*v[4])
+			a5 = a5 + float32(wj*v[5])
+			a6 = a6 + float32(wj*v[6])
+			a7 = a7 + float32(wj*v[7])
+			if sl++; sl == slots {
+				sl = 0
+			}
+		}
+		for j := nc; j < len(w); j++ {
+			o := (j-nc)*stride + kvo + d0
+			v := batch[o : o+8 : o+8]
+			wj := w[j]
+			a0 = a0 + float32(wj*v[0])
+			a1 = a1 + float32(wj*v[1])
+			a2 = a2 + float32(wj*v[2])
+			a3 = a3 + float32(wj*v[3])
+			a4 = a4 + float32(wj*v[4])
+			a5 = a5 + float32(wj*v[5])
+			a6 = a6 + float32(wj*v[6])
+			a7 = a7 + float32(wj*v[7])
+		}
+		out[d0], out[d0+1], out[d0+2], out[d0+3] = a0, a1, a2, a3
+		out[d0+4], out[d0+5], out[d0+6], out[d0+7] = a4, a5, a6, a7
+	}
+	for ; d0 < hd; d0++ {
+		var a float32
+		sl := slot
+		for j := range nc {
+			a = a + float32(w[j]*ring[sl*stride+kvo+d0])
+			if sl++; sl == slots {
+				sl = 0
+			}
+		}
+		for j := nc; j < len(w); j++ {
+			a = a + float32(w[j]*batch[(j-nc)*stride+kvo+d0])
+		}
+		out[d0] = a
+	}
 }
 
 // linear runs one gated-delta-rule layer over the batch (SPEC.md "Linear

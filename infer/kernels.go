@@ -25,6 +25,10 @@ func dotF32(a, b []float32) float32 {
 		a7 = a7 + float32(a[7]*b[7])
 		a, b = a[8:], b[8:]
 	}
+	if len(a) == 0 {
+		v0, v1, v2, v3 := a0+a4, a1+a5, a2+a6, a3+a7
+		return (v0 + v2) + (v1 + v3)
+	}
 	acc := [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
 	for l := range a {
 		acc[l] = acc[l] + float32(a[l]*b[l])
