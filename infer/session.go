@@ -10,7 +10,7 @@ import (
 var ErrContextFull = errors.New("infer: context is full")
 
 // DefaultBatch is the number of prompt tokens that go through each layer together.
-const DefaultBatch = 64
+const DefaultBatch = 128
 
 // SessionOptions configure a Session.
 type SessionOptions struct {
