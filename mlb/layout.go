@@ -181,16 +181,8 @@ func walk(h *Header, add func(layer int, name string, t DType, rows, cols int)) 
 	}
 }
 
-// BodyEnd returns the offset just past the last array's data (the smallest valid
-// file size) and the number of tensors, without allocating. The header must be
-// valid.
-func BodyEnd(h *Header) (end int64, n int, err error) {
-	if err := h.Validate(); err != nil {
-		return 0, 0, err
-	}
-	return bodyEnd(h)
-}
-
+// bodyEnd returns the offset just past the last array's data (the smallest valid
+// file size) and the number of tensors, without allocating.
 func bodyEnd(h *Header) (end int64, n int, err error) {
 	pos, last := int64(HeaderSize), int64(HeaderSize)
 	ok := true

@@ -25,14 +25,14 @@ var counter atomic.Int64
 func Write(t testing.TB, dir string, h mlb.Header, seed int64) string {
 	t.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("model-%d-%d.mlb", seed, counter.Add(1)))
-	if err := WriteFile(path, h, seed); err != nil {
+	if err := writeFile(path, h, seed); err != nil {
 		t.Fatalf("mlbtest.Write: %v", err)
 	}
 	return path
 }
 
-// WriteFile is Write without a testing.TB, for benchmarks and tools.
-func WriteFile(path string, h mlb.Header, seed int64) error {
+// writeFile writes the model of Write at path.
+func writeFile(path string, h mlb.Header, seed int64) error {
 	w, err := mlb.Create(path, &h)
 	if err != nil {
 		return err
@@ -45,10 +45,10 @@ func WriteFile(path string, h mlb.Header, seed int64) error {
 			break
 		}
 		if ti.Type.Quantized() {
-			q, d := RandomMatrix(r, ti, h.ScaleF16 != 0)
+			q, d := randomMatrix(r, ti, h.ScaleF16 != 0)
 			err = w.WriteMatrix(ti.Name, q, d)
 		} else {
-			err = w.WriteF32(ti.Name, RandomF32(r, ti))
+			err = w.WriteF32(ti.Name, randomF32(r, ti))
 		}
 		if err != nil {
 			return err
@@ -57,8 +57,8 @@ func WriteFile(path string, h mlb.Header, seed int64) error {
 	return w.Close()
 }
 
-// RandomMatrix returns random quants and encoded scales for a quantized tensor.
-func RandomMatrix(r *rand.Rand, ti mlb.TensorInfo, f16 bool) (q, scales []byte) {
+// randomMatrix returns random quants and encoded scales for a quantized tensor.
+func randomMatrix(r *rand.Rand, ti mlb.TensorInfo, f16 bool) (q, scales []byte) {
 	n := ti.Rows * ti.Cols
 	var qstd float64
 	if ti.Type == mlb.Q8_0 {
@@ -90,9 +90,9 @@ func RandomMatrix(r *rand.Rand, ti mlb.TensorInfo, f16 bool) (q, scales []byte) 
 	return q, scales
 }
 
-// RandomF32 returns values for an F32 tensor chosen by its role: norms near 1,
+// randomF32 returns values for an F32 tensor chosen by its role: norms near 1,
 // A_log in [-1, 0.5], the rest (biases, dt_bias, lconv) small.
-func RandomF32(r *rand.Rand, ti mlb.TensorInfo) []float32 {
+func randomF32(r *rand.Rand, ti mlb.TensorInfo) []float32 {
 	v := make([]float32, ti.Rows*ti.Cols)
 	name := ti.Name
 	if i := lastDot(name); i >= 0 {
@@ -251,14 +251,4 @@ func Cases() []Case {
 	})
 	add("one_layer_vocab3", func(h *mlb.Header) { h.NLayers = 1; h.Vocab = 3; h.NHeads = 2; h.NKVHeads = 2; h.MaxSeq = 1 })
 	return cs
-}
-
-// Headers returns the headers of Cases.
-func Headers() []mlb.Header {
-	cs := Cases()
-	hs := make([]mlb.Header, len(cs))
-	for i, c := range cs {
-		hs[i] = c.Header
-	}
-	return hs
 }
