@@ -1,7 +1,6 @@
 package mlb
 
 import (
-	"fmt"
 	"math/bits"
 	"strconv"
 )
@@ -73,6 +72,19 @@ func (e Elem) String() string {
 	return "Elem(" + strconv.Itoa(int(e)) + ")"
 }
 
+// bits is the size of one element in bits.
+func (e Elem) bits() int64 {
+	switch e {
+	case ElemQ4:
+		return 4
+	case ElemU8, ElemQ8:
+		return 8
+	case ElemScaleF16:
+		return 16
+	}
+	return 32 // ElemF32, ElemScaleF32
+}
+
 // Array is one array of the body: an F32 tensor, the layer flags, or the quants
 // or the scales of a quantized matrix. Quants are named "<tensor>.q" and scales
 // "<tensor>.d"; the others carry the tensor's name.
@@ -89,7 +101,7 @@ type Array struct {
 // End is the offset just past the array's data (before its padding).
 func (a Array) End() int64 { return a.Offset + a.Bytes }
 
-// Q8Class reports whether tensor class bit is stored as Q8_0 under h (always for
+// q8 reports whether tensor class bit is stored as Q8_0 under h (always for
 // Q8_0 models; per q8_mask for Q4_0 ones).
 func (h *Header) q8(bit uint32) bool { return h.WType == WTypeQ8_0 || h.Q8Mask&bit != 0 }
 
@@ -181,15 +193,43 @@ func walk(h *Header, add func(layer int, name string, t DType, rows, cols int)) 
 	}
 }
 
+// walkArrays calls put for every array of a valid header in file order: the
+// tensor's layer (-1 outside the layers) and name as walk gives them, the
+// array's suffix (".q" quants, ".d" scales, "" otherwise), its shape in
+// elements and its element type. Like walk it allocates nothing.
+func walkArrays(h *Header, put func(layer int, name, suffix string, rows, cols int, e Elem)) {
+	se := ElemScaleF32
+	if h.ScaleF16 != 0 {
+		se = ElemScaleF16
+	}
+	walk(h, func(layer int, name string, t DType, rows, cols int) {
+		switch t {
+		case U8:
+			put(layer, name, "", rows, cols, ElemU8)
+		case F32:
+			put(layer, name, "", rows, cols, ElemF32)
+		case Q8_0:
+			put(layer, name, ".q", rows, cols, ElemQ8)
+			put(layer, name, ".d", rows, cols/BlockSize, se)
+		case Q4_0:
+			put(layer, name, ".q", rows, cols, ElemQ4)
+			put(layer, name, ".d", rows, cols/BlockSize, se)
+		}
+	})
+}
+
 // bodyEnd returns the offset just past the last array's data (the smallest valid
 // file size) and the number of tensors, without allocating.
 func bodyEnd(h *Header) (end int64, n int, err error) {
 	pos, last := int64(HeaderSize), int64(HeaderSize)
 	ok := true
-	put := func(rows, cols int, elemBits int64) {
+	walkArrays(h, func(_ int, _, suffix string, rows, cols int, e Elem) {
+		if suffix != ".d" {
+			n++
+		}
 		b, k := mul64(int64(rows), int64(cols))
 		if k {
-			b, k = mul64(b, elemBits)
+			b, k = mul64(b, e.bits())
 		}
 		if k {
 			last, k = add64(pos, b/8)
@@ -198,25 +238,6 @@ func bodyEnd(h *Header) (end int64, n int, err error) {
 			pos, k = alignUp(last)
 		}
 		ok = ok && k
-	}
-	sb := int64(32)
-	if h.ScaleF16 != 0 {
-		sb = 16
-	}
-	walk(h, func(_ int, _ string, t DType, rows, cols int) {
-		n++
-		switch t {
-		case U8:
-			put(rows, cols, 8)
-		case F32:
-			put(rows, cols, 32)
-		case Q8_0:
-			put(rows, cols, 8)
-			put(rows, cols/BlockSize, sb)
-		case Q4_0:
-			put(rows, cols, 4)
-			put(rows, cols/BlockSize, sb)
-		}
 	})
 	if !ok {
 		return 0, 0, sizeErr("the body")
@@ -230,7 +251,7 @@ func Layout(h *Header) ([]Array, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	return layout(h, tensors(h))
+	return layout(h)
 }
 
 // sizeErr reports an arithmetic overflow of the layout; with SPEC.md's limits it
@@ -257,59 +278,42 @@ func add64(a, b int64) (int64, bool) {
 
 func alignUp(n int64) (int64, bool) { return add64(n, (Align-n%Align)%Align) }
 
-// layout places the arrays of ts after the header.
-func layout(h *Header, ts []TensorInfo) ([]Array, error) {
-	arrs := make([]Array, 0, 2*len(ts))
+// layout places the arrays of a valid header after the header.
+func layout(h *Header) ([]Array, error) {
+	var arrs []Array
 	pos := int64(HeaderSize)
-	place := func(a Array, elemBits int64) error {
-		n, ok := mul64(int64(a.Rows), int64(a.Cols))
+	var err error
+	walkArrays(h, func(layer int, name, suffix string, rows, cols int, e Elem) {
+		if err != nil {
+			return
+		}
+		if layer >= 0 {
+			name = "blk." + strconv.Itoa(layer) + "." + name
+		}
+		a := Array{Name: name + suffix, Tensor: name, Elem: e, Rows: rows, Cols: cols}
+		if suffix == ".q" && cols%BlockSize != 0 {
+			err = shapeErr(-1, "tensor %s: %d columns are not a multiple of %d", name, cols, BlockSize)
+			return
+		}
+		n, ok := mul64(int64(rows), int64(cols))
 		if ok {
-			n, ok = mul64(n, elemBits)
+			n, ok = mul64(n, e.bits())
+		}
+		if ok {
+			a.Bytes, a.Offset = n/8, pos
+			var end int64
+			if end, ok = add64(pos, a.Bytes); ok {
+				pos, ok = alignUp(end)
+			}
 		}
 		if !ok {
-			return sizeErr(a.Name)
-		}
-		a.Bytes = n / 8
-		a.Offset = pos
-		end, ok := add64(pos, a.Bytes)
-		if ok {
-			pos, ok = alignUp(end)
-		}
-		if !ok {
-			return sizeErr(a.Name)
+			err = sizeErr(a.Name)
+			return
 		}
 		arrs = append(arrs, a)
-		return nil
-	}
-	for _, t := range ts {
-		var err error
-		switch t.Type {
-		case U8:
-			err = place(Array{Name: t.Name, Tensor: t.Name, Elem: ElemU8, Rows: t.Rows, Cols: t.Cols}, 8)
-		case F32:
-			err = place(Array{Name: t.Name, Tensor: t.Name, Elem: ElemF32, Rows: t.Rows, Cols: t.Cols}, 32)
-		case Q8_0, Q4_0:
-			if t.Cols%BlockSize != 0 {
-				return nil, shapeErr(-1, "tensor %s: %d columns are not a multiple of %d", t.Name, t.Cols, BlockSize)
-			}
-			qe, qb := ElemQ8, int64(8)
-			if t.Type == Q4_0 {
-				qe, qb = ElemQ4, 4
-			}
-			if err = place(Array{Name: t.Name + ".q", Tensor: t.Name, Elem: qe, Rows: t.Rows, Cols: t.Cols}, qb); err != nil {
-				return nil, err
-			}
-			se, sb := ElemScaleF32, int64(32)
-			if h.ScaleF16 != 0 {
-				se, sb = ElemScaleF16, 16
-			}
-			err = place(Array{Name: t.Name + ".d", Tensor: t.Name, Elem: se, Rows: t.Rows, Cols: t.Cols / BlockSize}, sb)
-		default:
-			err = fmt.Errorf("mlb: tensor %s has unknown type %v", t.Name, t.Type)
-		}
-		if err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return arrs, nil
 }

@@ -167,7 +167,7 @@ func parse(data []byte) (*File, error) {
 				size, need, name, o, e)}
 	}
 	ts := tensors(&h)
-	arrs, err := layout(&h, ts)
+	arrs, err := layout(&h)
 	if err != nil {
 		return nil, err
 	}
@@ -238,15 +238,12 @@ func f16ToF32(b []byte) []float32 {
 func firstBeyond(h *Header, size int64) (name string, off, end int64) {
 	pos := int64(HeaderSize)
 	found := false
-	sb := int64(32)
-	if h.ScaleF16 != 0 {
-		sb = 16
-	}
-	put := func(layer int, n, suffix string, bytes int64) {
+	walkArrays(h, func(layer int, n, suffix string, rows, cols int, e Elem) {
 		if found {
 			return
 		}
 		// bodyEnd has checked that none of this overflows.
+		bytes := int64(rows) * int64(cols) * e.bits() / 8
 		if pos+bytes > size {
 			n += suffix
 			if layer >= 0 {
@@ -257,22 +254,6 @@ func firstBeyond(h *Header, size int64) (name string, off, end int64) {
 		}
 		pos += bytes
 		pos += (Align - pos%Align) % Align
-	}
-	walk(h, func(layer int, n string, t DType, rows, cols int) {
-		e := int64(rows) * int64(cols)
-		switch t {
-		case U8:
-			put(layer, n, "", e)
-		case F32:
-			put(layer, n, "", 4*e)
-		case Q8_0, Q4_0:
-			if t == Q8_0 {
-				put(layer, n, ".q", e)
-			} else {
-				put(layer, n, ".q", e/2)
-			}
-			put(layer, n, ".d", e/BlockSize*sb/8)
-		}
 	})
 	return name, off, end
 }
