@@ -27,8 +27,9 @@ func (c Code) String() string {
 	return fmt.Sprintf("ML_E_%d", int(c))
 }
 
-// The sentinels: every error of this package satisfies errors.Is with exactly one
-// of them.
+// The sentinels: every error about a file (reading it, its format, its shapes)
+// satisfies errors.Is with exactly one of them. Misusing a Writer (writing after
+// Close or Abort) is a plain error.
 var (
 	ErrIO     error = &Error{Code: CodeIO, Msg: "input/output error", Offset: -1}
 	ErrFormat error = &Error{Code: CodeFormat, Msg: "invalid file format", Offset: -1}

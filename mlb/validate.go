@@ -199,8 +199,7 @@ func (h *Header) validateShape() error {
 
 // validateLinear checks the linear-attention sizes when the model has any.
 func (h *Header) validateLinear() error {
-	any := h.LinKHeads|h.LinVHeads|h.LinKDim|h.LinVDim|h.LinConv != 0
-	if !any {
+	if h.LinKHeads|h.LinVHeads|h.LinKDim|h.LinVDim|h.LinConv == 0 {
 		return nil
 	}
 	for _, d := range []struct {
