@@ -305,8 +305,12 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 		}
 		if q == nil {
 			nb := rows * cols / quantize.BlockSize
+			sb := 4 // bytes per scale
+			if qo.F16Scales {
+				sb = 2
+			}
 			q = make([]byte, 0, nb*qt.BlockBytes())
-			s = make([]byte, 0, nb*len(cs)/max(1, (r1-r0)*cols/quantize.BlockSize))
+			s = make([]byte, 0, nb*sb)
 		}
 		q = append(q, cq...)
 		s = append(s, cs...)
