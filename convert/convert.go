@@ -251,8 +251,8 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	f.Close()
 	if tok != nil {
 		rep.Tokenizer = TokenizerPath(opt.Out)
-		if err := tok.write(rep.Tokenizer); err != nil {
-			return nil, err
+		if err := tok.Write(rep.Tokenizer); err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
 	rep.Elapsed = time.Since(start)

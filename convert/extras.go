@@ -13,14 +13,6 @@ import (
 	"github.com/krafla/krafla/mlt"
 )
 
-// slots maps the matrices of a layer to the importance slot of their input.
-var slots = map[string]imatrix.Slot{
-	"wq": imatrix.AttnIn, "wk": imatrix.AttnIn, "wv": imatrix.AttnIn, "wg": imatrix.AttnIn,
-	"lqkv": imatrix.AttnIn, "lz": imatrix.AttnIn, "lb": imatrix.AttnIn, "la": imatrix.AttnIn,
-	"wo": imatrix.AttnOut, "lout": imatrix.AttnOut,
-	"w1": imatrix.FFNIn, "w3": imatrix.FFNIn, "w2": imatrix.FFNOut,
-}
-
 // loadImportance opens an importance matrix and returns, per output
 // matrix, the normalized importance of its input columns (nil: plain x²
 // weighting). Matrices without statistics fall back with a warning.
@@ -47,7 +39,7 @@ func loadImportance(path string, h *mlb.Header, warn func(string, ...any)) (func
 			rest := ti.Name[4:]
 			dot := strings.IndexByte(rest, '.')
 			l, err := strconv.Atoi(rest[:max(dot, 0)])
-			s, ok := slots[rest[dot+1:]]
+			s, ok := imatrix.SlotOf(rest[dot+1:])
 			if err != nil || !ok {
 				return nil
 			}
@@ -63,19 +55,9 @@ func loadImportance(path string, h *mlb.Header, warn func(string, ...any)) (func
 	}, nil
 }
 
-// tokenizer is a tokenizer.json already converted, written after the model.
-type tokenizer struct{ t *mlt.Tokenizer }
-
-func (t *tokenizer) write(path string) error {
-	if err := t.t.Write(path); err != nil {
-		return fmt.Errorf("convert: %w", err)
-	}
-	return nil
-}
-
 // loadTokenizer converts dir/tokenizer.json before anything is written,
 // so a tokenizer the .mlt format cannot represent stops the conversion.
-func loadTokenizer(dir string, skip bool, vocab int) (*tokenizer, error) {
+func loadTokenizer(dir string, skip bool, vocab int) (*mlt.Tokenizer, error) {
 	if skip {
 		return nil, nil
 	}
@@ -90,5 +72,5 @@ func loadTokenizer(dir string, skip bool, vocab int) (*tokenizer, error) {
 	if len(t.Tokens) > vocab {
 		return nil, fmt.Errorf("convert: %s: %d tokens, more than the model's vocab of %d", p, len(t.Tokens), vocab)
 	}
-	return &tokenizer{t}, nil
+	return t, nil
 }
