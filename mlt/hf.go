@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -471,6 +472,23 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 			return unsupported("added token %q has id %d outside 0..%d", a.Content, a.ID, MaxVocab-1)
 		}
 		n = max(n, a.ID+1)
+	}
+	if entries := len(m.Vocab) + len(f.AddedTokens); n > entries {
+		// Fewer entries than ids leaves a gap. Find the first one in a table
+		// sized by the entries, not by the highest id, so that a small file
+		// naming id 2^24-1 cannot cost a gigabyte of tokens.
+		have := make([]bool, entries+1)
+		for _, id := range m.Vocab {
+			if id <= entries {
+				have[id] = true
+			}
+		}
+		for _, a := range f.AddedTokens {
+			if a.ID <= entries {
+				have[a.ID] = true
+			}
+		}
+		return unsupported("no token has id %d (ids must run from 0 to %d without gaps)", slices.Index(have, false), n-1)
 	}
 	t.Tokens = make([]Token, n)
 	filled := make([]bool, n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -190,6 +191,9 @@ func TestFromHFRefusals(t *testing.T) {
 		{"id gap", byteLevelJSON, func(j jsonObj) {
 			j["added_tokens"] = []any{jsonObj{"id": 300, "content": "<|x|>"}}
 		}, "no token has id 257"},
+		{"id at the vocab limit", byteLevelJSON, func(j jsonObj) {
+			j["added_tokens"] = []any{jsonObj{"id": MaxVocab - 1, "content": "<|x|>"}}
+		}, "no token has id 257"},
 		{"merge of a missing piece", byteLevelJSON, func(j jsonObj) { j["model"].(jsonObj)["merges"] = []any{"h x"} }, "not in the vocab"},
 		{"template adds EOS", byteLevelJSON, func(j jsonObj) {
 			j["post_processor"] = jsonObj{"type": "TemplateProcessing",
@@ -221,5 +225,24 @@ func TestFromHFRefusals(t *testing.T) {
 				t.Errorf("got %v, want a refusal containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestFromHFHighIDSmallFile: a tokenizer.json of a few kilobytes naming id
+// 2^24-1 is refused without allocating a token table of that size (about a
+// gigabyte with the per-id bookkeeping).
+func TestFromHFHighIDSmallFile(t *testing.T) {
+	j := byteLevelJSON()
+	j["added_tokens"] = []any{jsonObj{"id": MaxVocab - 1, "content": "<|x|>"}}
+	dir := writeHF(t, j, nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := FromHF(dir)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("got %v, want an ErrUnsupported refusal", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("FromHF allocated %d bytes, want under 64 MiB", got)
 	}
 }
