@@ -16,44 +16,27 @@ import (
 func writeBig(b *testing.B, path string) {
 	h := mlb.Header{Version: 1, Dim: 4096, NLayers: 7, NHeads: 32, NKVHeads: 32, HiddenDim: 4096,
 		Vocab: 32000, MaxSeq: 4096, RopeTheta: 10000, NormEps: 1e-5, WType: mlb.WTypeQ8_0}
-	w, err := mlb.Create(path, &h)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Abort()
 	var q, d []byte
-	for {
-		ti, ok := w.Next()
-		if !ok {
-			break
+	writeModel(b, path, h, func(ti mlb.TensorInfo) []float32 {
+		v := make([]float32, ti.Elems())
+		for i := range v {
+			v[i] = 1
 		}
-		n := ti.Rows * ti.Cols
-		if ti.Type == mlb.F32 {
-			v := make([]float32, n)
-			for i := range v {
-				v[i] = 1
+		return v
+	}, func(ti mlb.TensorInfo) ([]byte, []byte) {
+		n := int(ti.Elems())
+		if len(q) < n {
+			q = make([]byte, n)
+			for i := range q {
+				q[i] = byte(int8(i%255 - 127))
 			}
-			err = w.WriteF32(ti.Name, v)
-		} else {
-			if len(q) < n {
-				q = make([]byte, n)
-				for i := range q {
-					q[i] = byte(int8(i%255 - 127))
-				}
-				d = make([]byte, n/32*4)
-				for i := 0; i < n/32; i++ {
-					binary.LittleEndian.PutUint32(d[4*i:], math.Float32bits(0.01))
-				}
+			d = make([]byte, n/32*4)
+			for i := 0; i < n/32; i++ {
+				binary.LittleEndian.PutUint32(d[4*i:], math.Float32bits(0.01))
 			}
-			err = w.WriteMatrix(ti.Name, q[:n], d[:n/32*4])
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+		return q[:n], d[:n/32*4]
+	})
 }
 
 // BenchmarkOpen opens and fully validates a 1 GiB Q8_0 file (mmap, checks, the

@@ -195,6 +195,36 @@ func TestMinus128(t *testing.T) {
 	}
 }
 
+// writeModel writes a model with header h at path through mlb.Writer, taking
+// each F32 tensor's values from f32 and each quantized tensor's quants and
+// encoded scales from mat.
+func writeModel(tb testing.TB, path string, h mlb.Header, f32 func(mlb.TensorInfo) []float32, mat func(mlb.TensorInfo) (q, d []byte)) {
+	tb.Helper()
+	w, err := mlb.Create(path, &h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer w.Abort()
+	for {
+		ti, ok := w.Next()
+		if !ok {
+			break
+		}
+		if ti.Type == mlb.F32 {
+			err = w.WriteF32(ti.Name, f32(ti))
+		} else {
+			q, d := mat(ti)
+			err = w.WriteMatrix(ti.Name, q, d)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // TestValues checks that the loaded tensors hold what the writer was given:
 // f32 values in place, f16 scales converted exactly (bit patterns chosen by
 // hand: 1, -2, the largest f16, the smallest subnormal), quants as int8.
@@ -202,47 +232,30 @@ func TestValues(t *testing.T) {
 	h := mlbtest.Base()
 	h.NLayers, h.ScaleF16 = 1, 1
 	path := filepath.Join(t.TempDir(), "v.mlb")
-	w, err := mlb.Create(path, &h)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f16 := []uint16{0x3c00, 0xc000, 0x7bff, 0x0001}
 	f16want := []float32{1, -2, 65504, float32(math.Ldexp(1, -24))}
 	var norm []float32
-	for {
-		ti, ok := w.Next()
-		if !ok {
-			break
+	writeModel(t, path, h, func(ti mlb.TensorInfo) []float32 {
+		v := make([]float32, ti.Elems())
+		for i := range v {
+			v[i] = float32(i) * 0.5
 		}
-		n := ti.Rows * ti.Cols
-		if ti.Type == mlb.F32 {
-			v := make([]float32, n)
-			for i := range v {
-				v[i] = float32(i) * 0.5
-			}
-			if ti.Name == "blk.0.attn_norm" {
-				norm = v
-			}
-			if err := w.WriteF32(ti.Name, v); err != nil {
-				t.Fatal(err)
-			}
-			continue
+		if ti.Name == "blk.0.attn_norm" {
+			norm = v
 		}
-		q := make([]byte, n)
+		return v
+	}, func(ti mlb.TensorInfo) (q, d []byte) {
+		n := int(ti.Elems())
+		q = make([]byte, n)
 		for i := range q {
 			q[i] = byte(int8(i%255 - 127))
 		}
-		d := make([]byte, n/32*2)
+		d = make([]byte, n/32*2)
 		for i := 0; i < n/32; i++ {
 			binary.LittleEndian.PutUint16(d[2*i:], f16[i%4])
 		}
-		if err := w.WriteMatrix(ti.Name, q, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+		return q, d
+	})
 	f, err := mlb.Open(path)
 	if err != nil {
 		t.Fatal(err)
