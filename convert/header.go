@@ -240,6 +240,15 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		}
 		return lt != nil, err
 	}
+	// sliding reads the window (def when absent) and marks the layers that
+	// layer_types calls sliding; false when layer_types is absent.
+	sliding := func(def int, bit uint8) (bool, error) {
+		var err error
+		if h.SlidingWindow, err = window(def); err != nil {
+			return false, err
+		}
+		return typed("sliding_attention", bit)
+	}
 	// notEvery sets bit on every layer except each p-th (1-based): HF's periodic
 	// patterns, in which the p-th layer is the full-attention one.
 	notEvery := func(p int, bit uint8) {
@@ -264,10 +273,7 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		if v, ok := c.raw("sliding_window"); ok && v == nil {
 			def = 0
 		}
-		if h.SlidingWindow, err = window(def); err != nil {
-			return err
-		}
-		if _, err := typed("sliding_attention", mlb.FlagSliding); err != nil {
+		if _, err := sliding(def, mlb.FlagSliding); err != nil {
 			return err
 		}
 	case "qwen2", "qwen3":
@@ -275,10 +281,7 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 		if err != nil || !use {
 			return err
 		}
-		if h.SlidingWindow, err = window(4096); err != nil {
-			return err
-		}
-		ok, err := typed("sliding_attention", mlb.FlagSliding)
+		ok, err := sliding(4096, mlb.FlagSliding)
 		if err != nil {
 			return err
 		}
@@ -332,10 +335,7 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 			}
 		}
 	case "gemma2":
-		if h.SlidingWindow, err = window(4096); err != nil {
-			return err
-		}
-		ok, err := typed("sliding_attention", mlb.FlagSliding)
+		ok, err := sliding(4096, mlb.FlagSliding)
 		if err != nil {
 			return err
 		}
@@ -343,10 +343,7 @@ func layerFlags(c *config, f family, m *modelHeader) error {
 			notEvery(2, mlb.FlagSliding)
 		}
 	case "gemma3":
-		if h.SlidingWindow, err = window(4096); err != nil {
-			return err
-		}
-		ok, err := typed("sliding_attention", mlb.FlagSliding|mlb.FlagLocalRoPE)
+		ok, err := sliding(4096, mlb.FlagSliding|mlb.FlagLocalRoPE)
 		if err != nil {
 			return err
 		}
