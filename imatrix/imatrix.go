@@ -221,6 +221,20 @@ func formatError(name string, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrFormat, name, fmt.Sprintf(format, args...))
 }
 
+// sizeFields are the header's sizes, each at most MaxDim; q_dim may be 0
+// (meaning dim).
+var sizeFields = []struct {
+	name string
+	off  int
+	min  uint32
+	get  func(*File) uint32
+}{
+	{"n_layers", 8, 1, func(f *File) uint32 { return f.NLayers }},
+	{"dim", 12, 1, func(f *File) uint32 { return f.Dim }},
+	{"hidden_dim", 16, 1, func(f *File) uint32 { return f.HiddenDim }},
+	{"q_dim", 20, 0, func(f *File) uint32 { return f.QDim }},
+}
+
 // parseHeader decodes the fixed header and validates magic, version, limits and size.
 func parseHeader(name string, b []byte, size uint64) (*File, error) {
 	if len(b) < HeaderSize {
@@ -241,14 +255,9 @@ func parseHeader(name string, b []byte, size uint64) (*File, error) {
 		LayerTokens:      le.Uint64(b[24:]),
 		ClassifierTokens: le.Uint64(b[32:]),
 	}
-	for _, c := range []struct {
-		field string
-		off   int
-		v     uint32
-		min   uint32
-	}{{"n_layers", 8, f.NLayers, 1}, {"dim", 12, f.Dim, 1}, {"hidden_dim", 16, f.HiddenDim, 1}, {"q_dim", 20, f.QDim, 0}} {
-		if c.v < c.min || c.v > MaxDim {
-			return nil, formatError(name, "%s = %d at offset %d, must be %d..%d", c.field, c.v, c.off, c.min, MaxDim)
+	for _, c := range sizeFields {
+		if v := c.get(f); v < c.min || v > MaxDim {
+			return nil, formatError(name, "%s = %d at offset %d, must be %d..%d", c.name, v, c.off, c.min, MaxDim)
 		}
 	}
 	n := numSums(uint64(f.NLayers), uint64(f.Dim), uint64(f.HiddenDim), uint64(f.QDim))
@@ -342,13 +351,9 @@ func Open(path string) (*File, error) {
 // MarshalBinary encodes the file. It fails if the header is invalid, Sums does not
 // have the length the header implies, or a sum is negative, NaN or infinite.
 func (f *File) MarshalBinary() ([]byte, error) {
-	for _, c := range []struct {
-		field string
-		v     uint32
-		min   uint32
-	}{{"n_layers", f.NLayers, 1}, {"dim", f.Dim, 1}, {"hidden_dim", f.HiddenDim, 1}, {"q_dim", f.QDim, 0}} {
-		if c.v < c.min || c.v > MaxDim {
-			return nil, fmt.Errorf("imatrix: %s = %d, must be %d..%d", c.field, c.v, c.min, MaxDim)
+	for _, c := range sizeFields {
+		if v := c.get(f); v < c.min || v > MaxDim {
+			return nil, fmt.Errorf("imatrix: %s = %d, must be %d..%d", c.name, v, c.min, MaxDim)
 		}
 	}
 	if n := f.numSums(); len(f.Sums) != n {
