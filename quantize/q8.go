@@ -43,8 +43,7 @@ func Q8_0(x []float32, q []int8, d []float32) {
 func absMax(x []float32) float32 {
 	var amax float32
 	for _, v := range x {
-		a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
-		if a > amax {
+		if a := abs32(v); a > amax {
 			amax = a
 		}
 	}
