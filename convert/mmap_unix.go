@@ -31,9 +31,11 @@ func releasePages(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	// Madvise needs a page-aligned start: widen to the enclosing pages
-	// inside the mapping is not possible from a sub-slice, so round inward.
-	const page = 4096
+	// Madvise takes whole pages, from a page-aligned start (the page size is
+	// the system's, 16 KiB or 64 KiB on some arm64 kernels). Round inward to
+	// the pages b covers entirely, so a page shared with a neighbouring tensor
+	// stays resident.
+	page := uintptr(os.Getpagesize())
 	start := addrOf(b)
 	first := (page - start%page) % page
 	if uintptr(len(b)) <= first+page {
