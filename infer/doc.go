@@ -4,15 +4,36 @@
 // layer, samples tokens, and collects importance matrices, perplexity and KL
 // divergence.
 //
+// Use:
+//
+//	m, err := infer.Open("llama.mlb")             // mlb.Open validates; weights stay mapped
+//	s, err := m.NewSession(infer.SessionOptions{Ctx: 4096, Threads: 2})
+//	err = s.Eval(tokens, false, func(i int, logits []float32) error { ... })
+//	res, err := infer.Generate(ctx, s, prompt, infer.GenerateOptions{MaxTokens: 64,
+//		Stop: tok.StopTokens(), Sampler: infer.NewSampler(opts)}, emit)
+//	r, err := infer.Perplexity(ctx, s, base, ids, infer.ChunkOptions{Chunk: 512, BOS: -1}, nil)
+//	f, err := infer.Imatrix(ctx, s, ids, infer.ChunkOptions{Chunk: 512, BOS: -1}, nil) // MLI1
+//
+// The forward pass follows SPEC.md and ARCHITECTURES.md §5 and §7: pre-norm or
+// sandwich (post_norms) blocks; GQA attention with optional q/k/v biases,
+// per-head q/k RMSNorm, interleaved RoPE on the first rot_dim dimensions (plain,
+// llama3, linear or yarn with rope_attn_factor; rope_local_theta unscaled on
+// flagged layers; none on no-RoPE layers), score scale and softcap, sliding
+// window (position p sees p−w+1 … p) and sigmoid output gate; gated delta rule
+// layers with their causal convolution; SiLU or GELU-tanh FFN; embedding scale,
+// final softcap and a shared or separate classifier.
+//
 // Determinism: for a given file, token sequence and sampling seed the logits are
-// bit-identical whatever the thread count and however the prompt is split into
-// batches. Quantized products come from package asm, whose pure-Go kernels define
-// the bits; threads split output rows (or independent heads), never one
-// reduction. Every float reduction in this package has a fixed order, written
-// out in the kernel's comment, and products are rounded before they are added
-// (float32(a*b) + c) so that no compiler may fuse them into an FMA; SIMD twins of
-// these kernels can then reproduce them exactly.
+// bit-identical whatever the thread count, whichever kernel variant runs and
+// however the prompt is split into batches. Quantized products come from
+// package asm, whose pure-Go kernels define the bits; threads split output rows
+// (or independent heads and channels), never one reduction. Every float
+// reduction in this package has a fixed order, written in its kernel's comment
+// (dotF32's 8 lanes, weightedSum's increasing positions), and products are
+// rounded before they are added (float32(a*b) + c) so that no compiler may fuse
+// them into an FMA; SIMD twins of these kernels can reproduce them exactly.
 //
 // Activations are quantized to Q8_0 with SPEC.md's rule (asm.QuantizeQ8_0)
-// immediately before each quantized product; everything else is float32.
+// immediately before each quantized product; everything else is float32, the
+// KV cache included.
 package infer
