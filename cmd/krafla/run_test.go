@@ -13,9 +13,9 @@ import (
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
-// tinyModel converts a synthetic tiny Llama 3 checkpoint (with its tokenizer)
+// runTestModel converts a synthetic tiny Llama 3 checkpoint (with its tokenizer)
 // for the tests of run, ppl, imatrix and bench, and returns the .mlb path.
-func tinyModel(t *testing.T) string {
+func runTestModel(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
@@ -29,8 +29,8 @@ func tinyModel(t *testing.T) string {
 	return out
 }
 
-// krafla runs the command line through the cobra root.
-func krafla(args ...string) (stdout, stderr string, err error) {
+// runCLI runs the command line through the cobra root.
+func runCLI(args ...string) (stdout, stderr string, err error) {
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
@@ -40,7 +40,7 @@ func krafla(args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
-func writeText(t *testing.T, words int) string {
+func writeRunText(t *testing.T, words int) string {
 	t.Helper()
 	var b strings.Builder
 	w := strings.Fields("the lava flows under the ice and the fire of the mountain warms the valley below")
@@ -56,8 +56,8 @@ func writeText(t *testing.T, words int) string {
 }
 
 func TestRunGenerates(t *testing.T) {
-	model := tinyModel(t)
-	out1, errOut, err := krafla("run", model, "-p", "The lava", "-n", "12", "--threads", "1", "--seed", "7")
+	model := runTestModel(t)
+	out1, errOut, err := runCLI("run", model, "-p", "The lava", "-n", "12", "--threads", "1", "--seed", "7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +69,14 @@ func TestRunGenerates(t *testing.T) {
 			t.Errorf("stderr %q: want it to contain %q", errOut, want)
 		}
 	}
-	out2, _, err := krafla("run", model, "-p", "The lava", "-n", "12", "--threads", "3", "--seed", "7")
+	out2, _, err := runCLI("run", model, "-p", "The lava", "-n", "12", "--threads", "3", "--seed", "7")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out1 != out2 {
 		t.Errorf("seed 7 with 1 and 3 threads: got %q and %q, want the same text", out1, out2)
 	}
-	_, errOut, err = krafla("run", model, "-p", "The lava", "-n", "-1", "--temp", "0", "--ctx", "12")
+	_, errOut, err = runCLI("run", model, "-p", "The lava", "-n", "-1", "--temp", "0", "--ctx", "12")
 	if err != nil {
 		t.Fatalf("generation to a full context: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestRunGenerates(t *testing.T) {
 		t.Errorf("stderr %q: want it to say the context is full", errOut)
 	}
 	imat := filepath.Join(t.TempDir(), "run.imatrix")
-	if _, _, err := krafla("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
+	if _, _, err := runCLI("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
 		t.Errorf("--chat: %v", err)
 	}
 	// The prompt is prefilled with the logits of its last token only, so the
@@ -97,9 +97,9 @@ func TestRunGenerates(t *testing.T) {
 }
 
 func TestRunLogits(t *testing.T) {
-	model := tinyModel(t)
+	model := runTestModel(t)
 	path := filepath.Join(t.TempDir(), "l.f32")
-	_, errOut, err := krafla("run", model, "-p", "The lava flows", "-n", "0", "--logits", path, "-v")
+	_, errOut, err := runCLI("run", model, "-p", "The lava flows", "-n", "0", "--logits", path, "-v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +120,14 @@ func TestRunLogits(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
-	model := tinyModel(t)
+	model := runTestModel(t)
 	// A model with a vocabulary of 67, and the tiny tokenizer of 320 tokens.
 	small := mlbtest.Write(t, t.TempDir(), mlbtest.Base(), 1)
 	bad := filepath.Join(t.TempDir(), "bad.mlb")
 	if err := os.WriteFile(bad, []byte("MLB1 too short"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	short := writeText(t, 5)
+	short := writeRunText(t, 5)
 	tok := strings.TrimSuffix(model, ".mlb") + ".mlt"
 	tests := []struct {
 		name  string
@@ -154,7 +154,7 @@ func TestRunBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := krafla(tc.args...)
+			_, _, err := runCLI(tc.args...)
 			if err == nil {
 				t.Fatalf("%v: got no error", tc.args)
 			}
@@ -170,10 +170,10 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestImatrixAndPPL(t *testing.T) {
-	model := tinyModel(t)
-	text := writeText(t, 300)
+	model := runTestModel(t)
+	text := writeRunText(t, 300)
 	out := filepath.Join(t.TempDir(), "m.imatrix")
-	if _, _, err := krafla("imatrix", model, "-f", text, "--chunk", "64", "-o", out); err != nil {
+	if _, _, err := runCLI("imatrix", model, "-f", text, "--chunk", "64", "-o", out); err != nil {
 		t.Fatal(err)
 	}
 	f, err := imatrix.Open(out)
@@ -183,7 +183,7 @@ func TestImatrixAndPPL(t *testing.T) {
 	if f.NLayers != 2 || f.Dim != 64 || f.LayerTokens == 0 || f.LayerTokens%64 != 0 {
 		t.Errorf("imatrix: %d layers, dim %d, %d tokens; want 2, 64, a multiple of 64", f.NLayers, f.Dim, f.LayerTokens)
 	}
-	stdout, _, err := krafla("ppl", model, "-f", text, "--chunk", "64", "--kld", model)
+	stdout, _, err := runCLI("ppl", model, "-f", text, "--chunk", "64", "--kld", model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +195,8 @@ func TestImatrixAndPPL(t *testing.T) {
 }
 
 func TestBench(t *testing.T) {
-	model := tinyModel(t)
-	stdout, _, err := krafla("bench", model, "-p", "16", "-n", "4", "-r", "2", "--threads", "1,2")
+	model := runTestModel(t)
+	stdout, _, err := runCLI("bench", model, "-p", "16", "-n", "4", "-r", "2", "--threads", "1,2")
 	if err != nil {
 		t.Fatal(err)
 	}
