@@ -169,7 +169,8 @@ func (w *Writer) WriteMatrix(name string, q, scales []byte) error {
 }
 
 // Close checks that every tensor was written, flushes and syncs the temporary
-// file and renames it into place. On any error the temporary file is removed.
+// file, verifies it with Open (every check of the loader) and only then renames
+// it into place. On any error the temporary file is removed.
 func (w *Writer) Close() error {
 	if w.done {
 		return w.err
@@ -197,6 +198,21 @@ func (w *Writer) Close() error {
 	if w.err == nil {
 		if err := w.tmp.Close(); err != nil {
 			w.err = ioErr(w.path, err)
+		}
+	}
+	if w.err == nil {
+		// Verify with every check of the loader before the file replaces
+		// anything at w.path, so a file that fails never lands there.
+		f, err := Open(w.tmp.Name())
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.Path = w.path
+				e.Msg = "written file fails verification: " + e.Msg
+			}
+			w.err = err
+		} else {
+			f.Close()
 		}
 	}
 	if w.err == nil {
