@@ -42,7 +42,9 @@
 // accumulator starts at -128·Σa or -8·Σa per lane. Those corrections and the
 // lane-broadcast activation scales are computed once per call (packActAVX512)
 // into a pooled scratch buffer of about 2·cols bytes per activation row. The
-// matvec takes two weight rows per pass; the matmul takes four activation rows
+// matvec takes one weight row at a time (a single sequential stream from
+// memory, which the hardware prefetchers follow; two interleaved rows reached
+// half the bandwidth), 16 blocks per step; the matmul takes four activation rows
 // by two weight rows, over weight tiles of 256 KiB so that a tile is reused
 // from L2 by every activation group.
 //

@@ -29,7 +29,7 @@ func generic(f func()) {
 	f()
 }
 
-var blockCounts = []int{1, 2, 3, 7, 8, 15, 17, 33}
+var blockCounts = []int{1, 2, 3, 7, 8, 15, 16, 17, 18, 19, 33, 35, 64}
 
 const guard = 64 // guard elements before and after each buffer
 

@@ -138,113 +138,56 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	VMULPS    sy, ty, ty; \
 	VADDPS    tz, acc, K1, acc
 
-// PFD: software prefetch distance of the matvec's weight streams, in bytes.
-#define PFD 2048
-
-// One pair of the shared activation (Z17 corr, Z18 quants) times weights w
-// with the lane-broadcast block scales s = dw·da computed beforehand.
-#define ACTS2(w, sc, acc, t) \
-	VMOVDQA32 Z17, t; \
-	VPDPBUSD  Z18, w, t; \
+// One pair of blocks of the packed activation at off(R10) times weights w,
+// with the lane-broadcast block scales sc = dw·da computed beforehand.
+#define ACTM2(off, w, sc, acc, t) \
+	VMOVDQU32 64+off(R10), t; \
+	VPDPBUSD  off(R10), w, t; \
 	VCVTDQ2PS t, t; \
 	VMULPS    sc, t, t; \
 	VADDPS    t, acc, acc
 
-// GROUP2: 8 pairs (16 blocks) of two weight rows. The 16 scales per row are
+// GROUP1: 8 pairs (16 blocks) of one weight row into Z0. The 16 scales are
 // one VMULPS (dw·da, exactly the definition's s_b), spread per pair by
-// VPERMPS with the indexes in Z2, Z3, Z10-Z13, Z20, Z21.
-#define GROUP2(W2, wstep2) \
+// VPERMPS with the indexes in Z2, Z3, Z10-Z13, Z20, Z21. One row at a time
+// reads the weights as a single sequential stream, which the hardware
+// prefetchers follow best.
+#define GROUP1(W2, wstep2) \
 	VMOVUPS (DX), Z22; \
 	VMULPS  (AX), Z22, Z22; \
-	VMOVUPS (DX)(R12*1), Z23; \
-	VMULPS  (AX), Z23, Z23; \
 	W2(0*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(0*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (0*wstep2+PFD)(SI); \
-	PREFETCHT0 (0*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z2, Z5; \
-	VPERMPS Z23, Z2, Z16; \
-	VMOVDQU32 64(R10), Z17; \
-	VMOVDQU64 0(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
-	W2(1*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(1*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (1*wstep2+PFD)(SI); \
-	PREFETCHT0 (1*wstep2+PFD)(SI)(R13*1); \
-	VPERMPS Z22, Z3, Z5; \
-	VPERMPS Z23, Z3, Z16; \
-	VMOVDQU32 256(R10), Z17; \
-	VMOVDQU64 192(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
+	ACTM2(0, Z4, Z5, Z0, Z6); \
+	W2(1*wstep2(SI), Z14, Y14, X14, X7); \
+	VPERMPS Z22, Z3, Z16; \
+	ACTM2(192, Z14, Z16, Z0, Z8); \
 	W2(2*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(2*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (2*wstep2+PFD)(SI); \
-	PREFETCHT0 (2*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z10, Z5; \
-	VPERMPS Z23, Z10, Z16; \
-	VMOVDQU32 448(R10), Z17; \
-	VMOVDQU64 384(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
-	W2(3*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(3*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (3*wstep2+PFD)(SI); \
-	PREFETCHT0 (3*wstep2+PFD)(SI)(R13*1); \
-	VPERMPS Z22, Z11, Z5; \
-	VPERMPS Z23, Z11, Z16; \
-	VMOVDQU32 640(R10), Z17; \
-	VMOVDQU64 576(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
+	ACTM2(384, Z4, Z5, Z0, Z6); \
+	W2(3*wstep2(SI), Z14, Y14, X14, X7); \
+	VPERMPS Z22, Z11, Z16; \
+	ACTM2(576, Z14, Z16, Z0, Z8); \
 	W2(4*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(4*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (4*wstep2+PFD)(SI); \
-	PREFETCHT0 (4*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z12, Z5; \
-	VPERMPS Z23, Z12, Z16; \
-	VMOVDQU32 832(R10), Z17; \
-	VMOVDQU64 768(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
-	W2(5*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(5*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (5*wstep2+PFD)(SI); \
-	PREFETCHT0 (5*wstep2+PFD)(SI)(R13*1); \
-	VPERMPS Z22, Z13, Z5; \
-	VPERMPS Z23, Z13, Z16; \
-	VMOVDQU32 1024(R10), Z17; \
-	VMOVDQU64 960(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
+	ACTM2(768, Z4, Z5, Z0, Z6); \
+	W2(5*wstep2(SI), Z14, Y14, X14, X7); \
+	VPERMPS Z22, Z13, Z16; \
+	ACTM2(960, Z14, Z16, Z0, Z8); \
 	W2(6*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(6*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (6*wstep2+PFD)(SI); \
-	PREFETCHT0 (6*wstep2+PFD)(SI)(R13*1); \
 	VPERMPS Z22, Z20, Z5; \
-	VPERMPS Z23, Z20, Z16; \
-	VMOVDQU32 1216(R10), Z17; \
-	VMOVDQU64 1152(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
-	W2(7*wstep2(SI), Z4, Y4, X4, X6); \
-	W2(7*wstep2(SI)(R13*1), Z14, Y14, X14, X6); \
-	PREFETCHT0 (7*wstep2+PFD)(SI); \
-	PREFETCHT0 (7*wstep2+PFD)(SI)(R13*1); \
-	VPERMPS Z22, Z21, Z5; \
-	VPERMPS Z23, Z21, Z16; \
-	VMOVDQU32 1408(R10), Z17; \
-	VMOVDQU64 1344(R10), Z18; \
-	ACTS2(Z4, Z5, Z0, Z6); \
-	ACTS2(Z14, Z16, Z1, Z8); \
+	ACTM2(1152, Z4, Z5, Z0, Z6); \
+	W2(7*wstep2(SI), Z14, Y14, X14, X7); \
+	VPERMPS Z22, Z21, Z16; \
+	ACTM2(1344, Z14, Z16, Z0, Z8); \
 	ADDQ $(8*wstep2), SI; \
 	ADDQ $64, DX; \
 	ADDQ $64, AX; \
 	ADDQ $(8*192), R10
 
-// MATVEC: one activation (packed with g = 1) against rows weight rows, two
-// rows at a time (sharing the activation loads), then a last odd row.
+// MATVEC: one activation (packed with g = 1) against rows weight rows, one
+// row at a time: 16 blocks per GROUP1, then pairs, then a final odd block.
+// (Two rows per pass, sharing the activation loads, read two interleaved
+// streams and reached only about half the bandwidth from memory.)
 // wstep2/wstep1: weight bytes per pair / per block.
 #define MATVEC(W2, W1, wstep2, wstep1) \
 	SETUP; \
@@ -255,7 +198,6 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	MOVQ act+32(FP), R8; \
 	MOVQ da+40(FP), R11; \
 	MOVQ nb+48(FP), R9; \
-	IMUL3Q $wstep1, R9, R13; \
 	VMOVDQU64 grpidx<>+0(SB), Z2; \
 	VMOVDQU64 grpidx<>+64(SB), Z3; \
 	VMOVDQU64 grpidx<>+128(SB), Z10; \
@@ -264,69 +206,19 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	VMOVDQU64 grpidx<>+320(SB), Z13; \
 	VMOVDQU64 grpidx<>+384(SB), Z20; \
 	VMOVDQU64 grpidx<>+448(SB), Z21; \
-	LEAQ 0(R9*4), R12; \
-row2: \
-	CMPQ CX, $2; \
-	JLT  row1; \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	MOVQ  R8, R10; \
-	MOVQ  R9, BX; \
-	MOVQ  R11, AX; \
-group2: \
-	CMPQ BX, $16; \
-	JLT  pair2; \
-	GROUP2(W2, wstep2); \
-	SUBQ $16, BX; \
-	JMP  group2; \
-pair2: \
-	CMPQ BX, $2; \
-	JLT  tail2; \
-	W2((SI), Z4, Y4, X4, X6); \
-	W2((SI)(R13*1), Z14, Y14, X14, X6); \
-	VMOVQ (DX), X5; \
-	VPERMPS Z5, Z30, Z5; \
-	VMOVQ (DX)(R12*1), X16; \
-	VPERMPS Z16, Z30, Z16; \
-	VMOVDQU32 64(R10), Z17; \
-	VMOVDQU64 (R10), Z18; \
-	VMOVUPS 128(R10), Z19; \
-	ACTR2(Z4, Z5, Z0, Z6, Z7); \
-	ACTR2(Z14, Z16, Z1, Z8, Z9); \
-	ADDQ $wstep2, SI; \
-	ADDQ $8, DX; \
-	ADDQ $8, AX; \
-	ADDQ $192, R10; \
-	SUBQ $2, BX; \
-	JMP  pair2; \
-tail2: \
-	TESTQ BX, BX; \
-	JZ    red2; \
-	W1((SI), Z4, Y4, X4, X6); \
-	W1((SI)(R13*1), Z14, Y14, X14, X6); \
-	VBROADCASTSS (DX), Y5; \
-	VBROADCASTSS (DX)(R12*1), Y16; \
-	VMOVDQU32 64(R10), Y17; \
-	VMOVDQU32 (R10), Y18; \
-	VMOVUPS 128(R10), Y19; \
-	ACTR1(Y4, Y5, Z0, Y6, Z6, Y7); \
-	ACTR1(Y14, Y16, Z1, Y8, Z8, Y9); \
-	ADDQ $wstep1, SI; \
-	ADDQ $4, DX; \
-red2: \
-	REDUCE(Z0, Y0, (DI)); \
-	REDUCE(Z1, Y1, 4(DI)); \
-	ADDQ $8, DI; \
-	ADDQ R13, SI; \
-	ADDQ R12, DX; \
-	SUBQ $2, CX; \
-	JMP  row2; \
 row1: \
 	TESTQ CX, CX; \
 	JZ    done1; \
 	VPXORD Z0, Z0, Z0; \
 	MOVQ  R8, R10; \
 	MOVQ  R9, BX; \
+	MOVQ  R11, AX; \
+group1: \
+	CMPQ BX, $16; \
+	JLT  pair1; \
+	GROUP1(W2, wstep2); \
+	SUBQ $16, BX; \
+	JMP  group1; \
 pair1: \
 	CMPQ BX, $2; \
 	JLT  tail1; \

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -23,6 +25,7 @@ func init() { addCommand(newBenchCmd) }
 type benchOptions struct {
 	Prefill, Gen, Reps int
 	Threads            []int
+	CPUProfile         string // pprof CPU profile of the whole run; "": none
 }
 
 func newBenchCmd() *cobra.Command {
@@ -57,10 +60,11 @@ is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels.`,
 	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
 	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
 	f.IntSliceVar(&o.Threads, "threads", []int{runtime.NumCPU()}, "thread counts to measure, e.g. 1,2")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured runs to `FILE` (go tool pprof -top krafla FILE)")
 	return c
 }
 
-func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.Writer) error {
+func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.Writer) (err error) {
 	if err := asm.Init(); err != nil {
 		return err
 	}
@@ -77,6 +81,17 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 	prompt := make([]int, o.Prefill)
 	for i := range prompt {
 		prompt[i] = r.IntN(cfg.Vocab)
+	}
+	if o.CPUProfile != "" {
+		stop, err := startCPUProfile(o.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if e := stop(); e != nil && err == nil {
+				err = e
+			}
+		}()
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "model\tweights\tkernel\tthreads\ttest\tt/s (median)\tmin\tmax\t\n")
@@ -160,4 +175,24 @@ func argmax(x []float32) int {
 		}
 	}
 	return best
+}
+
+// startCPUProfile starts pprof's CPU profile into path; stop ends it and
+// closes the file (a write error is returned then).
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
