@@ -55,6 +55,7 @@ type Model struct {
 	wcls      *qmat     // (vocab, dim); &tokEmb when shared
 	ropes     [2]*rope  // global, local (nil when no layer uses it)
 	closer    func() error
+	huge      func() error // releases the huge-page copy of the weights
 	weightB   int64
 }
 
@@ -66,10 +67,17 @@ func (m *Model) WeightBytes() int64 { return m.weightB }
 
 // Close releases the file mapping; the model must not be used afterwards.
 func (m *Model) Close() error {
-	if m.closer == nil {
-		return nil
+	var err error
+	if m.huge != nil {
+		err = m.huge()
+		m.huge = nil
 	}
-	err := m.closer()
+	if m.closer == nil {
+		return err
+	}
+	if e := m.closer(); err == nil {
+		err = e
+	}
 	m.closer = nil
 	return err
 }

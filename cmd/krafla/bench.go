@@ -26,6 +26,7 @@ type benchOptions struct {
 	Prefill, Gen, Reps int
 	Threads            []int
 	CPUProfile         string // pprof CPU profile of the whole run; "": none
+	NoHuge             bool   // keep the weights in the file mapping
 }
 
 func newBenchCmd() *cobra.Command {
@@ -60,6 +61,7 @@ is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels.`,
 	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
 	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
 	f.IntSliceVar(&o.Threads, "threads", []int{runtime.NumCPU()}, "thread counts to measure, e.g. 1,2")
+	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages, as run does by default")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured runs to `FILE` (go tool pprof -top krafla FILE)")
 	return c
 }
@@ -73,6 +75,9 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		return err
 	}
 	defer m.Close()
+	if !o.NoHuge {
+		hugePages(m, true, errOut)
+	}
 	cfg := m.Config()
 	if need := max(o.Prefill, o.Gen); need > cfg.MaxSeq {
 		return fmt.Errorf("-p %d / -n %d: more positions than the model's max_seq %d", o.Prefill, o.Gen, cfg.MaxSeq)
