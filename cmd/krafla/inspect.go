@@ -39,20 +39,40 @@ weight, file size); --tensors adds every array of the body with its type, shape,
 offset and size. --json prints the same for scripts, header fields under their
 SPEC.md names.
 
+For a tokenizer it prints the kind, flags, special tokens, stop tokens and
+samples of the tokens and merges; --tensors lists every token and merge. For
+an importance matrix it prints the header and a summary of every slot.
+
 An invalid file prints its code and the reason (e.g. ML_E_SHAPE: n_kv_heads 3
 does not divide n_heads 4) and exits with status 1.`,
+		Example: `  krafla inspect llama.mlb
+  krafla inspect llama.mlb --tensors          # every array: type, shape, offset, bytes
+  krafla inspect llama.mlt
+  krafla inspect llama.mlb --json | jq .totals`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runInspect(args[0], opt, c.OutOrStdout())
 		},
 	}
 	c.Flags().BoolVar(&opt.JSON, "json", false, "print JSON instead of tables")
-	c.Flags().BoolVar(&opt.Tensors, "tensors", false, "also list every array of the body")
+	c.Flags().BoolVar(&opt.Tensors, "tensors", false, "also list every array of the body (tokenizer: every token and merge)")
 	return c
 }
 
 // runInspect reads the file's magic and hands it to the inspector of that kind.
 func runInspect(path string, opt inspectOptions, out io.Writer) error {
+	// Only regular files: opening a FIFO would wait for a writer forever, and
+	// a folder or a device is never a model.
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("ML_E_IO: %w", err)
+	}
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("ML_E_IO: %s: is a folder, want a .mlb, .mlt or MLI1 file", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("ML_E_IO: %s: %s, not a regular file", path, fileKind(st.Mode()))
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("ML_E_IO: %w", err)
@@ -77,6 +97,21 @@ func runInspect(path string, opt inspectOptions, out io.Writer) error {
 			path, magic[:], strings.Join(known, ", "))
 	}
 	return inspect(path, opt, out)
+}
+
+// fileKind names a file mode that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeIrregular != 0:
+		return "an irregular file"
+	}
+	return "a special file"
 }
 
 // mlbField is one header field as inspect reports it.
@@ -172,6 +207,7 @@ type mlbReport struct {
 	Path    string        `json:"path"`
 	Kind    string        `json:"kind"` // "model"
 	Magic   string        `json:"magic"`
+	Version uint32        `json:"version"`
 	Header  mlbHeaderJSON `json:"header"`
 	Flags   []int         `json:"layer_flag_bytes,omitempty"` // ints: []uint8 would print as base64
 	Derived mlbDerived    `json:"derived"`
@@ -187,7 +223,7 @@ func kvBytesPerPos(h *mlb.Header) int64 { return 2 * int64(h.KVDim()) * 4 }
 // mlbBuildReport gathers everything inspect prints from a loaded file.
 func mlbBuildReport(f *mlb.File, withArrays bool) mlbReport {
 	h := &f.Header
-	r := mlbReport{Path: f.Path, Kind: "model", Magic: mlb.Magic}
+	r := mlbReport{Path: f.Path, Kind: "model", Magic: mlb.Magic, Version: h.Version}
 	r.Header = append(r.Header, mlbField{Name: "magic", Offset: 0, Type: "char[4]", Value: mlb.Magic, Meaning: "file type"})
 	for _, fd := range mlb.Fields() {
 		t := "u32"

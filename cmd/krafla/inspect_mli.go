@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/krafla/krafla/imatrix"
-	"github.com/olekukonko/tablewriter"
 )
 
 func init() { inspectors[imatrix.Magic] = inspectMLI }
@@ -17,6 +16,7 @@ func init() { inspectors[imatrix.Magic] = inspectMLI }
 type mliReport struct {
 	Path             string              `json:"path"`
 	Kind             string              `json:"kind"` // "imatrix"
+	Magic            string              `json:"magic"`
 	Version          int                 `json:"version"`
 	NLayers          uint32              `json:"n_layers"`
 	Dim              uint32              `json:"dim"`
@@ -40,7 +40,7 @@ func inspectMLI(path string, opt inspectOptions, out io.Writer) error {
 		return fmt.Errorf("ML_E_IO: %w", err)
 	}
 	r := mliReport{
-		Path: path, Kind: "imatrix", Version: imatrix.Version,
+		Path: path, Kind: "imatrix", Magic: imatrix.Magic, Version: imatrix.Version,
 		NLayers: f.NLayers, Dim: f.Dim, HiddenDim: f.HiddenDim, QDim: f.QDimEff(), QDimStored: f.QDim,
 		LayerTokens: f.LayerTokens, ClassifierTokens: f.ClassifierTokens, Sums: len(f.Sums),
 	}
@@ -56,10 +56,9 @@ func inspectMLI(path string, opt inspectOptions, out io.Writer) error {
 		return enc.Encode(r)
 	}
 
-	fmt.Fprintf(out, "%s: importance matrix (MLI1 version %d)\n", path, r.Version)
-	h := tablewriter.NewWriter(out)
-	h.Header("field", "value")
-	for _, row := range [][]string{
+	fmt.Fprintf(out, "%s: valid importance matrix (MLI1 version %d), %d layers, %d layer tokens\n",
+		path, r.Version, r.NLayers, r.LayerTokens)
+	rows := [][]string{
 		{"n_layers", fmtU(uint64(r.NLayers))},
 		{"dim", fmtU(uint64(r.Dim))},
 		{"hidden_dim", fmtU(uint64(r.HiddenDim))},
@@ -67,17 +66,11 @@ func inspectMLI(path string, opt inspectOptions, out io.Writer) error {
 		{"layer tokens", fmtU(r.LayerTokens)},
 		{"classifier tokens", fmtU(r.ClassifierTokens)},
 		{"sums", strconv.Itoa(r.Sums)},
-	} {
-		if err := h.Append(row); err != nil {
-			return err
-		}
 	}
-	if err := h.Render(); err != nil {
+	if err := mlbTable(out, "Header", []string{"field", "value"}, rows); err != nil {
 		return err
 	}
-
-	t := tablewriter.NewWriter(out)
-	t.Header("layer", "slot", "matrices", "channels", "zero", "mean square", "max/mean", "min/mean", "importance")
+	rows = rows[:0]
 	for _, s := range r.Slots {
 		layer := strconv.Itoa(s.Layer)
 		if s.Layer < 0 {
@@ -89,11 +82,10 @@ func inspectMLI(path string, opt inspectOptions, out io.Writer) error {
 		} else {
 			row = append(row, "-", "-", "-", "none: x² fallback")
 		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	return t.Render()
+	return mlbTable(out, "Slots", []string{"layer", "slot", "matrices", "channels", "zero",
+		"mean square", "max/mean", "min/mean", "importance"}, rows)
 }
 
 func fmtU(v uint64) string { return strconv.FormatUint(v, 10) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,10 +33,11 @@ type mltMergeJSON struct {
 
 type mltJSON struct {
 	Path       string         `json:"path"`
+	FileKind   string         `json:"kind"` // "tokenizer", as "model" and "imatrix" for the other kinds
 	Magic      string         `json:"magic"`
 	Version    int            `json:"version"`
-	Kind       int            `json:"kind"`
-	KindName   string         `json:"kind_name"`
+	Kind       int            `json:"tokenizer_kind"`
+	KindName   string         `json:"tokenizer_kind_name"`
 	Flags      uint32         `json:"flags"`
 	FlagNames  []string       `json:"flag_names"`
 	Vocab      int            `json:"n_vocab"`
@@ -49,6 +51,8 @@ type mltJSON struct {
 	Tokens     []mltTokenJSON `json:"sample_tokens"`
 	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
 	MergeList  []mltMergeJSON `json:"sample_merges"`
+	AllTokens  []mltTokenJSON `json:"tokens,omitempty"` // with --tensors
+	AllMerges  []mltMergeJSON `json:"merges,omitempty"` // with --tensors
 }
 
 var attrNames = []string{"normal", "added", "byte"}
@@ -72,15 +76,22 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		return fmt.Errorf("%s: %w", code, err)
 	}
 	j := mltJSON{
-		Path: path, Magic: "MLT1", Version: 1, Kind: int(t.Kind), KindName: t.Kind.String(),
+		Path: path, FileKind: "tokenizer", Magic: "MLT1", Version: 1, Kind: int(t.Kind), KindName: t.Kind.String(),
 		Flags: t.Flags, FlagNames: mlt.FlagNames(t.Flags), Vocab: len(t.Tokens), Merges: len(t.Merges),
 		BOS: t.BOS, EOS: t.EOS, StopTokens: t.StopTokens(),
 	}
 	if j.FlagNames == nil {
 		j.FlagNames = []string{}
 	}
+	merge := func(i int, m [3]uint32) mltMergeJSON {
+		return mltMergeJSON{Rank: i, Left: int(m[0]), Right: int(m[1]), Merged: int(m[2]),
+			Text: piece(t.Tokens[m[0]]) + " + " + piece(t.Tokens[m[1]]) + " → " + piece(t.Tokens[m[2]])}
+	}
 	for id, tok := range t.Tokens {
 		e := mltTokenJSON{ID: id, Attr: attrNames[tok.Attr], Piece: piece(tok)}
+		if opt.Tensors {
+			j.AllTokens = append(j.AllTokens, e)
+		}
 		switch tok.Attr {
 		case mlt.AttrNormal:
 			j.Normal++
@@ -97,10 +108,13 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		}
 	}
 	for i, m := range t.Merges[:min(mltSample, len(t.Merges))] {
-		j.MergeList = append(j.MergeList, mltMergeJSON{
-			Rank: i, Left: int(m[0]), Right: int(m[1]), Merged: int(m[2]),
-			Text: piece(t.Tokens[m[0]]) + " + " + piece(t.Tokens[m[1]]) + " → " + piece(t.Tokens[m[2]]),
-		})
+		j.MergeList = append(j.MergeList, merge(i, m))
+	}
+	if opt.Tensors {
+		j.AllMerges = make([]mltMergeJSON, len(t.Merges))
+		for i, m := range t.Merges {
+			j.AllMerges[i] = merge(i, m)
+		}
 	}
 	if opt.JSON {
 		e := json.NewEncoder(out)
@@ -121,7 +135,7 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	for i, id := range j.StopTokens {
 		stops[i] = name(int32(id))
 	}
-	fmt.Fprintf(out, "%s: MLT1 tokenizer, version 1\n", path)
+	fmt.Fprintf(out, "%s: valid .mlt tokenizer (MLT1 version 1), %s, %d tokens\n", path, j.KindName, j.Vocab)
 	fmt.Fprintf(out, "  kind         %d (%s)\n", j.Kind, j.KindName)
 	fmt.Fprintf(out, "  flags        %d (%s)\n", j.Flags, flags)
 	fmt.Fprintf(out, "  tokens       %d (%d normal, %d added, %d byte)\n", j.Vocab, j.Normal, j.Added, j.Byte)
@@ -144,6 +158,18 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		for _, m := range j.MergeList {
 			fmt.Fprintf(out, "  %8d  %s\n", m.Rank, m.Text)
 		}
+	}
+	if opt.Tensors {
+		w := bufio.NewWriter(out)
+		fmt.Fprintf(w, "tokens (%d):\n", len(j.AllTokens))
+		for _, e := range j.AllTokens {
+			fmt.Fprintf(w, "  %8d  %-6s  %s\n", e.ID, e.Attr, e.Piece)
+		}
+		fmt.Fprintf(w, "merges (%d, by rank):\n", len(j.AllMerges))
+		for _, m := range j.AllMerges {
+			fmt.Fprintf(w, "  %8d  %s\n", m.Rank, m.Text)
+		}
+		return w.Flush()
 	}
 	return nil
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
@@ -193,3 +196,45 @@ func TestInspectInvalid(t *testing.T) {
 }
 
 func errorsAs(err error, target *usageError) bool { return errors.As(err, target) }
+
+// TestInspectMLTTensors: --tensors lists every token and merge of a
+// tokenizer, in the tables and in the JSON.
+func TestInspectMLTTensors(t *testing.T) {
+	ck := filepath.Join(t.TempDir(), "ck")
+	if err := runSynth("llama", synthOptions{Output: ck, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	tok := filepath.Join(t.TempDir(), "t.mlt")
+	if err := runTokenize(context.Background(), ck, tokenizeOptions{Output: tok}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runInspect(tok, inspectOptions{Tensors: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	ntok, nmerge := hfgen.TokenizerSize, hfgen.TokenizerSize-256-3 // bytes, merges, 3 specials
+	for _, want := range []string{
+		fmt.Sprintf("tokens (%d):", ntok),
+		fmt.Sprintf("merges (%d, by rank):", nmerge),
+		fmt.Sprintf("  %8d  added   %q", ntok-1, "<|im_end|>"),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("inspect --tensors lacks %q", want)
+		}
+	}
+	out.Reset()
+	if err := runInspect(tok, inspectOptions{Tensors: true, JSON: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Kind   string            `json:"kind"`
+		Tokens []json.RawMessage `json:"tokens"`
+		Merges []json.RawMessage `json:"merges"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Kind != "tokenizer" || len(j.Tokens) != ntok || len(j.Merges) != nmerge {
+		t.Errorf("got kind %q, %d tokens, %d merges; want tokenizer, %d, %d", j.Kind, len(j.Tokens), len(j.Merges), ntok, nmerge)
+	}
+}

@@ -9,7 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -52,6 +56,7 @@ Typical session:
   krafla convert ./Llama-3.2-1B -o llama.mlb --type q4_0   # also writes llama.mlt
   krafla inspect llama.mlb                                 # header, layers, totals
   krafla run llama.mlb -p "The capital of France is"`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -64,27 +69,123 @@ Typical session:
 	return root
 }
 
-// exactArgs is cobra.ExactArgs with errors marked as usage errors.
+// exactArgs is cobra.ExactArgs with errors marked as usage errors; the
+// message shows the command's usage line and, for too many arguments, what
+// was given (an unquoted text split by the shell is the usual cause).
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(c, args); err != nil {
-			return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		if len(args) == n {
+			return nil
 		}
-		return nil
+		what := "argument"
+		if n != 1 {
+			what = "arguments"
+		}
+		msg := fmt.Sprintf("%s takes %d %s, got %d", c.Name(), n, what, len(args))
+		if len(args) > n {
+			q := make([]string, len(args))
+			for i, a := range args {
+				q[i] = fmt.Sprintf("%q", a)
+			}
+			msg += " (" + strings.Join(q, ", ") + ")"
+		}
+		return usageError{fmt.Errorf("%s\nUsage: %s", msg, c.UseLine())}
 	}
 }
 
+// checkOutputPath refuses, before any work is done, an output path that
+// cannot be written: an existing folder, or a file in a folder that does not
+// exist. flag names the option in the message ("-o").
+func checkOutputPath(flag, path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s: is a folder, want a file name", flag, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s %s: folder %s does not exist", flag, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a folder", flag, path, dir)
+	}
+	return nil
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += fmt.Sprintf(" (%.12s%s)", rev, modified)
+	}
+	return v + ", " + bi.GoVersion
+}
+
+// interruptGrace is how long a command may take to stop after the first
+// interrupt before the process ends anyway (a command that does not watch
+// the context would otherwise swallow Ctrl-C and SIGTERM).
+const interruptGrace = 3 * time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		cancel()
+		// A second signal ends the process at once.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		time.Sleep(interruptGrace)
+		fmt.Fprintln(os.Stderr, "krafla: interrupted")
+		os.Exit(exitFailure)
+	}()
+	os.Exit(execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// execute runs one command line and returns the exit status, printing the
+// error, if any, to errw.
+func execute(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errw)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		os.Exit(exitOK)
+		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "krafla:", err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errw, "krafla: interrupted")
+		return exitFailure
+	}
 	var ue usageError
-	if errors.As(err, &ue) {
-		os.Exit(exitUsage)
+	usage := errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ")
+	msg := strings.TrimRight(err.Error(), "\n")
+	if usage && !strings.Contains(msg, "--help' for usage") {
+		if cmd == nil {
+			cmd = root
+		}
+		msg += fmt.Sprintf("\nRun '%s --help' for usage.", cmd.CommandPath())
 	}
-	os.Exit(exitFailure)
+	fmt.Fprintln(errw, "krafla:", msg)
+	if usage {
+		return exitUsage
+	}
+	return exitFailure
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -33,18 +34,14 @@ Unigram or WordPiece model, ...) is refused with a message naming the part.`,
   krafla tokenize tokenizer.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTokenize(args[0], o, cmd.OutOrStdout())
+			return runTokenize(cmd.Context(), args[0], o, cmd.OutOrStdout())
 		},
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "output file (default: the folder's name with .mlt, in the current directory)")
 	return c
 }
 
-func runTokenize(path string, o tokenizeOptions, out io.Writer) error {
-	t, err := mlt.FromHF(path)
-	if err != nil {
-		return err
-	}
+func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Writer) error {
 	if o.Output == "" {
 		dir := path
 		if st, err := os.Stat(path); err == nil && !st.IsDir() {
@@ -55,6 +52,31 @@ func runTokenize(path string, o tokenizeOptions, out io.Writer) error {
 			return err
 		}
 		o.Output = filepath.Base(abs) + ".mlt"
+	}
+	// A bad output path fails now, not after seconds of parsing.
+	if err := checkOutputPath("-o", o.Output); err != nil {
+		return err
+	}
+	// FromHF does not watch ctx; an interrupt returns at once (nothing has
+	// been written yet) and the parse ends with the process.
+	type result struct {
+		t   *mlt.Tokenizer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		t, err := mlt.FromHF(path)
+		done <- result{t, err}
+	}()
+	var t *mlt.Tokenizer
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return r.err
+		}
+		t = r.t
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	if err := t.Write(o.Output); err != nil {
 		return err

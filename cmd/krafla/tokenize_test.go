@@ -78,7 +78,8 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var j struct {
-		Kind      int      `json:"kind"`
+		Kind      int      `json:"tokenizer_kind"`
+		FileKind  string   `json:"kind"`
 		FlagNames []string `json:"flag_names"`
 		Vocab     int      `json:"n_vocab"`
 		Byte      int      `json:"byte_tokens"`
@@ -88,7 +89,7 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatalf("inspect --json: %v\n%s", err, out)
 	}
-	if j.Kind != 1 || j.Vocab != 32000 || j.Byte != 256 || j.Merges != 58980 || j.BOS != 1 || len(j.FlagNames) != 1 || j.FlagNames[0] != "add_bos" {
+	if j.FileKind != "tokenizer" || j.Kind != 1 || j.Vocab != 32000 || j.Byte != 256 || j.Merges != 58980 || j.BOS != 1 || len(j.FlagNames) != 1 || j.FlagNames[0] != "add_bos" {
 		t.Errorf("inspect --json: got %+v", j)
 	}
 }
@@ -106,7 +107,7 @@ func TestTokenizeErrors(t *testing.T) {
 		usage bool
 	}{
 		{"encode without -t", []string{"encode", "x"}, "-t TOK.mlt is required", true},
-		{"encode two texts", []string{"encode", "-t", bad, "a", "b"}, "accepts 1 arg", true},
+		{"encode two texts", []string{"encode", "-t", bad, "a", "b"}, `encode takes 1 argument, got 2 ("a", "b")`, true},
 		{"jsonl with text", []string{"encode", "-t", bad, "--jsonl", "a"}, "takes no TEXT", true},
 		{"decode no ids", []string{"decode", "-t", bad}, "at least one ID", true},
 		{"jsonl without text field", []string{"encode", "-t", "", "--jsonl"}, "-t TOK.mlt is required", true},
@@ -114,6 +115,9 @@ func TestTokenizeErrors(t *testing.T) {
 		{"encode invalid file", []string{"encode", "-t", bad, "a"}, "shorter than the 32-byte header", false},
 		{"inspect invalid file", []string{"inspect", bad}, "ML_E_FORMAT: mlt: " + bad, false},
 		{"tokenize missing", []string{"tokenize", filepath.Join(dir, "nothing")}, "no such file", false},
+		{"tokenize output in a missing folder", []string{"tokenize", filepath.Join(dir, "nothing"), "-o", filepath.Join(dir, "no", "t.mlt")},
+			"-o " + filepath.Join(dir, "no", "t.mlt") + ": folder " + filepath.Join(dir, "no") + " does not exist", false},
+		{"tokenize output is a folder", []string{"tokenize", filepath.Join(dir, "nothing"), "-o", dir}, "-o " + dir + ": is a folder", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := execKrafla(t, "", tc.args...)
