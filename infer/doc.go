@@ -29,7 +29,7 @@
 // package asm, whose pure-Go kernels define the bits; threads split output rows
 // (or independent heads and channels), never one reduction. Every float
 // reduction in this package has a fixed order, written in its kernel's comment
-// (dotF32's 8 lanes, weightedSum's increasing positions), and products are
+// (dotF32's 8 lanes, the attention's weighted sum over increasing positions), and products are
 // rounded before they are added (float32(a*b) + c) so that no compiler may fuse
 // them into an FMA; SIMD twins of these kernels can reproduce them exactly.
 //

@@ -256,17 +256,12 @@ func (s *Session) attention(l, n, pos0 int) {
 			w := sc[:p-from+1]
 			// Keys before pos0 from the cache (slot j mod slots), then the
 			// batch's own; the same order either way.
-			j, slot := from, from%ls.slots
-			for ; j < pos0; j++ {
-				o := slot*kvd + kvo
-				w[j-from] = dotF32(qh, ls.k[o:o+hd])
-				if slot++; slot == ls.slots {
-					slot = 0
-				}
-			}
-			for ; j <= p; j++ {
-				o := (j-pos0)*kvd + kvo
-				w[j-from] = dotF32(qh, s.k[o:o+hd])
+			nc := max(0, pos0-from)
+			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
+				asm.DotF32Strided(w[j:j+cnt], qh, ls.k[slot*kvd+kvo:], kvd)
+			})
+			if nb := len(w) - nc; nb > 0 {
+				asm.DotF32Strided(w[nc:], qh, s.k[max(0, from-pos0)*kvd+kvo:], kvd)
 			}
 			for x, v := range w {
 				v *= scale
@@ -277,7 +272,15 @@ func (s *Session) attention(l, n, pos0 int) {
 			}
 			softmax(w)
 			out := s.o[i*qd+h*hd : i*qd+(h+1)*hd]
-			weightedSum(out, w, ls.v, from%ls.slots, ls.slots, max(0, pos0-from), s.v[max(0, from-pos0)*kvd:], kvd, kvo)
+			// out = Σ_j w[j]·v_j in increasing j, each product rounded
+			// before it is added, from +0 (asm.AxpyF32Strided's order).
+			clear(out)
+			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
+				asm.AxpyF32Strided(out, w[j:j+cnt], ls.v[slot*kvd+kvo:], kvd)
+			})
+			if len(w) > nc {
+				asm.AxpyF32Strided(out, w[nc:], s.v[max(0, from-pos0)*kvd+kvo:], kvd)
+			}
 		}
 	})
 	// Store the batch's keys and values (only the last `slots` matter for a ring).
@@ -297,62 +300,15 @@ func (s *Session) attention(l, n, pos0 int) {
 	s.mul(s.t, &L.wo, n)
 }
 
-// weightedSum writes out[d] = Σ_j w[j]·v_j[kvo+d], the sum over j in increasing
-// order, each product rounded before it is added (the order of axpy over j).
-// The first nc rows v_j come from the ring ring (rows of stride, starting at
-// slot and wrapping at slots), the rest from batch (rows of stride from 0).
-// Eight dimensions at a time are kept in registers across all j.
-func weightedSum(out, w, ring []float32, slot, slots, nc int, batch []float32, stride, kvo int) {
-	hd := len(out)
-	d0 := 0
-	for ; d0+8 <= hd; d0 += 8 {
-		var a0, a1, a2, a3, a4, a5, a6, a7 float32
-		sl := slot
-		for j := range nc {
-			o := sl*stride + kvo + d0
-			v := ring[o : o+8 : o+8]
-			wj := w[j]
-			a0 = a0 + float32(wj*v[0])
-			a1 = a1 + float32(wj*v[1])
-			a2 = a2 + float32(wj*v[2])
-			a3 = a3 + float32(wj*v[3])
-			a4 = a4 + float32(wj*v[4])
-			a5 = a5 + float32(wj*v[5])
-			a6 = a6 + float32(wj*v[6])
-			a7 = a7 + float32(wj*v[7])
-			if sl++; sl == slots {
-				sl = 0
-			}
-		}
-		for j := nc; j < len(w); j++ {
-			o := (j-nc)*stride + kvo + d0
-			v := batch[o : o+8 : o+8]
-			wj := w[j]
-			a0 = a0 + float32(wj*v[0])
-			a1 = a1 + float32(wj*v[1])
-			a2 = a2 + float32(wj*v[2])
-			a3 = a3 + float32(wj*v[3])
-			a4 = a4 + float32(wj*v[4])
-			a5 = a5 + float32(wj*v[5])
-			a6 = a6 + float32(wj*v[6])
-			a7 = a7 + float32(wj*v[7])
-		}
-		out[d0], out[d0+1], out[d0+2], out[d0+3] = a0, a1, a2, a3
-		out[d0+4], out[d0+5], out[d0+6], out[d0+7] = a4, a5, a6, a7
-	}
-	for ; d0 < hd; d0++ {
-		var a float32
-		sl := slot
-		for j := range nc {
-			a = a + float32(w[j]*ring[sl*stride+kvo+d0])
-			if sl++; sl == slots {
-				sl = 0
-			}
-		}
-		for j := nc; j < len(w); j++ {
-			a = a + float32(w[j]*batch[(j-nc)*stride+kvo+d0])
-		}
-		out[d0] = a
+// ringSegments calls f(j, slot, cnt) for the contiguous runs of n entries of a
+// ring of slots slots starting at slot: entries j..j+cnt−1 are slots
+// slot..slot+cnt−1 (at most two runs: up to the end of the ring, then from 0).
+func ringSegments(slot, slots, n int, f func(j, slot, cnt int)) {
+	for j := 0; j < n; {
+		cnt := min(n-j, slots-slot)
+		f(j, slot, cnt)
+		j += cnt
+		slot = 0
 	}
 }
 
