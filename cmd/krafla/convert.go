@@ -80,23 +80,35 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	}
 	m, err := convert.ParseQ8Classes(o.Q8)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("--q8 %q: %s", o.Q8, strings.TrimPrefix(err.Error(), "convert: "))}
 	}
 	if m != 0 && opt.Type != quantize.TypeQ4_0 {
 		return usageError{fmt.Errorf("--q8 needs --type q4_0 (a Q8_0 model is Q8_0 throughout)")}
 	}
 	opt.Q8Mask = m
-	switch o.Q4Rule {
+	switch rule := strings.ToLower(o.Q4Rule); rule {
 	case "", "best", "round":
-		opt.Q4Rule = o.Q4Rule
+		opt.Q4Rule = rule
 	default:
 		return usageError{fmt.Errorf("--q4-rule %q: want best or round", o.Q4Rule)}
+	}
+	if opt.Q4Rule != "" && opt.Type != quantize.TypeQ4_0 {
+		return usageError{fmt.Errorf("--q4-rule needs --type q4_0 (Q8_0 has one rounding rule)")}
 	}
 	if o.Threads < 1 {
 		return usageError{fmt.Errorf("--threads %d: want at least 1", o.Threads)}
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("convert: %s is not a folder", dir)
+	if strings.EqualFold(filepath.Ext(opt.Out), ".mlt") {
+		// The tokenizer goes to the output with the extension .mlt: it
+		// would replace the model just written.
+		return usageError{fmt.Errorf("-o %s: .mlt is the tokenizer's extension (it is written beside the model); name the model .mlb", opt.Out)}
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("convert: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("convert: %s is not a folder: give the checkpoint folder holding config.json and the safetensors", dir)
 	}
 	if opt.Out == "" {
 		abs, err := filepath.Abs(dir)
@@ -104,6 +116,10 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 			return err
 		}
 		opt.Out = filepath.Base(abs) + ".mlb"
+	}
+	// A bad output path fails now, not after the whole model is converted.
+	if err := checkOutputPath("-o", opt.Out); err != nil {
+		return err
 	}
 	rep, err := convert.Convert(ctx, dir, opt)
 	if err != nil {

@@ -56,6 +56,10 @@ func TestConvertUsage(t *testing.T) {
 		{"q8 with q8_0", convertOptions{Type: "q8_0", Q8: "w2", Threads: 1}},
 		{"rule", convertOptions{Type: "q4_0", Q4Rule: "nearest", Threads: 1}},
 		{"threads", convertOptions{Type: "q8_0", Threads: 0}},
+		{"q4-rule with q8_0", convertOptions{Type: "q8_0", Q4Rule: "best", Threads: 1}},
+		// The tokenizer would be written over the model.
+		{"model named .mlt", convertOptions{Type: "q8_0", Threads: 1, Output: filepath.Join(dir, "m.mlt")}},
+		{"model named .MLT", convertOptions{Type: "q8_0", Threads: 1, Output: filepath.Join(dir, "m.MLT"), NoTokenizer: true}},
 	}
 	for _, tc := range tests {
 		err := runConvert(context.Background(), dir, tc.o, &bytes.Buffer{}, &bytes.Buffer{})
@@ -73,5 +77,42 @@ func TestConvertUsage(t *testing.T) {
 		if err := runSynth("llama", o, &bytes.Buffer{}); !errors.As(err, &ue) {
 			t.Errorf("synth --shape huge: got %v, want a usage error", err)
 		}
+	}
+}
+
+// TestConvertOutputChecks: an output that cannot be written is refused
+// before any work, naming -o and the path; an upper-case rule is accepted.
+func TestConvertOutputChecks(t *testing.T) {
+	ck := filepath.Join(t.TempDir(), "ck")
+	if err := runSynth("llama", synthOptions{Output: ck, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		out, want string
+	}{
+		{filepath.Join(dir, "no", "m.mlb"), "-o " + filepath.Join(dir, "no", "m.mlb") + ": folder " + filepath.Join(dir, "no") + " does not exist"},
+		{dir, "-o " + dir + ": is a folder"},
+	} {
+		err := runConvert(context.Background(), ck, convertOptions{Output: tc.out, Type: "q8_0", Threads: 1}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("-o %s: got %v, want an error containing %q", tc.out, err, tc.want)
+		}
+	}
+	if err := runConvert(context.Background(), filepath.Join(ck, "config.json"), convertOptions{Output: filepath.Join(dir, "m.mlb"), Type: "q8_0", Threads: 1},
+		&bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "config.json is not a folder") {
+		t.Errorf("a file as DIR: got %v, want it refused as not a folder", err)
+	}
+	out := filepath.Join(dir, "m.mlb")
+	if err := runConvert(context.Background(), ck, convertOptions{Output: out, Type: "Q4_0", Q4Rule: "ROUND", Threads: 1, NoTokenizer: true},
+		&bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("--type Q4_0 --q4-rule ROUND: %v", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "m.mlb" {
+		t.Errorf("output folder holds %v, want only m.mlb (no tokenizer, no temporary files)", entries)
 	}
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -38,7 +42,7 @@ llama3 only: the real sizes of those models).`,
   krafla synth llama --shape llama-3.2-1b -o /tmp/l1b   # 2.5 GB of bf16`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSynth(args[0], o, cmd.OutOrStdout())
+			return runSynthCtx(cmd.Context(), args[0], o, cmd.OutOrStdout())
 		},
 	}
 	f := c.Flags()
@@ -51,11 +55,23 @@ llama3 only: the real sizes of those models).`,
 }
 
 func runSynth(arch string, o synthOptions, out io.Writer) error {
+	return runSynthCtx(context.Background(), arch, o, out)
+}
+
+// runSynthCtx writes the checkpoint into a temporary folder beside DIR and
+// moves it into place when complete, so that an interrupt leaves nothing
+// behind and a checkpoint written over an earlier one keeps none of its
+// weight files (a stale shard index would make convert read old tensors).
+func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer) error {
 	if !slices.Contains(hfgen.Archs, arch) {
 		return usageError{fmt.Errorf("unknown architecture %q (want one of %s)", arch, strings.Join(hfgen.Archs, ", "))}
 	}
 	if !slices.Contains(hfgen.Shapes, o.Shape) {
 		return usageError{fmt.Errorf("--shape %q: want one of %s", o.Shape, strings.Join(hfgen.Shapes, ", "))}
+	}
+	// hfgen's rule: the full-size shapes exist for llama and llama3 only.
+	if o.Shape != "tiny" && arch != "llama" && arch != "llama3" {
+		return usageError{fmt.Errorf("--shape %s: only for llama and llama3 (tiny works with every architecture)", o.Shape)}
 	}
 	if o.DType != "bf16" && o.DType != "f16" && o.DType != "f32" {
 		return usageError{fmt.Errorf("--dtype %q: want bf16, f16 or f32", o.DType)}
@@ -66,9 +82,90 @@ func runSynth(arch string, o synthOptions, out io.Writer) error {
 	if o.Shards < 1 {
 		return usageError{fmt.Errorf("--shards %d: want at least 1", o.Shards)}
 	}
-	if err := hfgen.Write(o.Output, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards}); err != nil {
+	dir := filepath.Clean(o.Output)
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("-o %s: is a file, want a folder", o.Output)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("-o %s: %w", o.Output, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", o.Output, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- hfgen.Write(tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards})
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// hfgen does not watch ctx: the process ends with this error, and
+		// the folder goes now; should the process live on, it goes again
+		// once the write stops (hfgen may have created it anew).
+		os.RemoveAll(tmp)
+		go func() {
+			<-done
+			os.RemoveAll(tmp)
+		}()
+		return ctx.Err()
+	}
+	if err == nil {
+		err = synthInstall(tmp, dir, out)
+	}
+	os.RemoveAll(tmp)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote %s: %s, shape %s, %s, seed %d\n", o.Output, arch, o.Shape, o.DType, o.Seed)
+	return nil
+}
+
+// synthWeightFile reports whether name is one of the weight files synth
+// writes (the single file, a shard or the shard index).
+func synthWeightFile(name string) bool {
+	if name == "model.safetensors" || name == "model.safetensors.index.json" {
+		return true
+	}
+	ok, _ := filepath.Match("model-[0-9]*-of-[0-9]*.safetensors", name)
+	return ok
+}
+
+// synthInstall moves the finished checkpoint tmp to dir: a rename when dir
+// does not exist, else file by file after removing the weight files of an
+// earlier checkpoint that the new one does not have.
+func synthInstall(tmp, dir string, out io.Writer) error {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return os.Rename(tmp, dir)
+	}
+	newFiles, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	fresh := map[string]bool{}
+	for _, e := range newFiles {
+		fresh[e.Name()] = true
+	}
+	old, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range old {
+		if !e.IsDir() && synthWeightFile(e.Name()) && !fresh[e.Name()] {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "removed %s (left by an earlier checkpoint)\n", filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, e := range newFiles {
+		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestSynthOverwrite: a checkpoint written over a sharded one keeps none of
+// the old shards or the index, and convert reads the new one.
+func TestSynthOverwrite(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "ck")
+	if err := runSynth("llama", synthOptions{Output: dir, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 3}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSynth("qwen3", synthOptions{Output: dir, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	got := dirNames(t, dir)
+	want := []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("files: got %v, want %v", got, want)
+	}
+	if got := dirNames(t, root); !slices.Equal(got, []string{"ck"}) {
+		t.Errorf("beside the checkpoint: got %v, want only ck (no temporary folder)", got)
+	}
+	out := filepath.Join(t.TempDir(), "q.mlb")
+	if err := runConvert(context.Background(), dir, convertOptions{Output: out, Type: "q8_0", Threads: 1, NoTokenizer: true}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Errorf("convert of the overwritten checkpoint: %v", err)
+	}
+}
+
+func TestSynthErrors(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		arch  string
+		o     synthOptions
+		usage bool
+	}{
+		{"full-size shape of another architecture", "qwen3", synthOptions{Output: filepath.Join(root, "a"), Shape: "smollm2-135m", DType: "bf16", Shards: 1}, true},
+		{"output is a file", "llama", synthOptions{Output: file, Shape: "tiny", DType: "bf16", Shards: 1}, false},
+	}
+	for _, tc := range tests {
+		err := runSynth(tc.arch, tc.o, &bytes.Buffer{})
+		var ue usageError
+		if err == nil || errors.As(err, &ue) != tc.usage {
+			t.Errorf("%s: got %v, want an error (usage error: %v)", tc.name, err, tc.usage)
+		}
+	}
+	if got := dirNames(t, root); !slices.Equal(got, []string{"f"}) {
+		t.Errorf("after the errors: got %v, want only f", got)
+	}
+	// An interrupted synth leaves nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := runSynthCtx(ctx, "llama", synthOptions{Output: filepath.Join(root, "b"), Shape: "tiny", DType: "bf16", Shards: 1}, &bytes.Buffer{})
+	if !errors.Is(err, context.Canceled) {
+		// The write may win the race with the cancelled context; then the
+		// checkpoint must be complete.
+		if err != nil {
+			t.Fatalf("interrupted synth: got %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "b", "model.safetensors")); err != nil {
+			t.Errorf("a synth that finished lacks its weights: %v", err)
+		}
+	} else {
+		// The abandoned write removes its folder when it stops.
+		var got []string
+		for range 100 {
+			if got = dirNames(t, root); slices.Equal(got, []string{"f"}) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !slices.Equal(got, []string{"f"}) {
+			t.Errorf("after an interrupt: got %v, want only f", got)
+		}
+	}
+}
