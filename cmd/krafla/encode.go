@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -34,7 +36,7 @@ objects {"text": ...} from standard input instead and writes one line
   printf '{"text":"Hello"}\n' | krafla encode -t llama.mlt --jsonl`,
 		Args: func(c *cobra.Command, args []string) error {
 			if o.JSONL && len(args) != 0 {
-				return usageError{fmt.Errorf("--jsonl reads the texts from standard input and takes no TEXT argument\nRun '%s --help' for usage.", c.CommandPath())}
+				return usageError{fmt.Errorf("--jsonl reads the texts from standard input and takes no TEXT argument")}
 			}
 			if o.JSONL {
 				return nil
@@ -43,14 +45,14 @@ objects {"text": ...} from standard input instead and writes one line
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Tokenizer == "" {
-				return usageError{fmt.Errorf("-t TOK.mlt is required\nRun '%s --help' for usage.", cmd.CommandPath())}
+				return usageError{fmt.Errorf("-t TOK.mlt is required")}
 			}
 			t, err := mlt.Open(o.Tokenizer)
 			if err != nil {
 				return err
 			}
 			if o.JSONL {
-				return runEncodeJSONL(t, o, cmd.InOrStdin(), cmd.OutOrStdout())
+				return runEncodeJSONL(cmd.Context(), t, o, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
 			return runEncode(t, o, args[0], cmd.OutOrStdout())
 		},
@@ -75,24 +77,22 @@ func runEncode(t *mlt.Tokenizer, o encodeOptions, text string, out io.Writer) er
 	return err
 }
 
-func runEncodeJSONL(t *mlt.Tokenizer, o encodeOptions, in io.Reader, out io.Writer) error {
+func runEncodeJSONL(ctx context.Context, t *mlt.Tokenizer, o encodeOptions, in io.Reader, out io.Writer) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriter(out)
 	var ids []int
 	var b []byte
 	for line := 1; ; line++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		l, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(l)) > 0 { // blank lines are skipped
-			var rec struct {
-				Text *string `json:"text"`
+			text, perr := jsonlField[string](l, "text", "a string")
+			if perr != nil {
+				return fmt.Errorf("stdin line %d: %v", line, perr)
 			}
-			if jerr := json.Unmarshal(l, &rec); jerr != nil {
-				return fmt.Errorf("stdin line %d: %v", line, jerr)
-			}
-			if rec.Text == nil {
-				return fmt.Errorf("stdin line %d: no \"text\" field", line)
-			}
-			ids = t.AppendEncode(ids[:0], *rec.Text, !o.NoBOS)
+			ids = t.AppendEncode(ids[:0], text, !o.NoBOS)
 			b = append(b[:0], `{"ids":[`...)
 			for i, id := range ids {
 				if i > 0 {
@@ -116,4 +116,32 @@ func runEncodeJSONL(t *mlt.Tokenizer, o encodeOptions, in io.Reader, out io.Writ
 		return err
 	}
 	return nil
+}
+
+// jsonlField reads field of the JSON object in line as a T; the errors say
+// what the line should hold (want describes a T) rather than Go types.
+func jsonlField[T any](line []byte, field, want string) (T, error) {
+	var zero T
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
+		msg := "not a JSON object"
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			msg = "invalid JSON: " + se.Error()
+		}
+		return zero, fmt.Errorf("%s; want {%q: %s}", msg, field, want)
+	}
+	raw, ok := obj[field]
+	if !ok {
+		return zero, fmt.Errorf("no %q field", field)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		shown := string(bytes.TrimSpace(raw))
+		if len(shown) > 40 {
+			shown = shown[:40] + "..."
+		}
+		return zero, fmt.Errorf("%q is %s, want %s", field, shown, want)
+	}
+	return v, nil
 }

@@ -46,6 +46,9 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 		// The decoder strips one leading space of the whole text; <s> comes first.
 		{"decode", "", []string{"decode", "-t", tok, "1", "22557", "1526"}, "<s> Hello world\n"},
 		{"decode without bos", "", []string{"decode", "-t", tok, "22557", "1526"}, "Hello world\n"},
+		{"decode one argument", "", []string{"decode", "-t", tok, "1 22557,1526"}, "<s> Hello world\n"},
+		{"decode jsonl", "{\"ids\":[22557,1526]}\n\n{\"ids\":[]}", []string{"decode", "-t", tok, "--jsonl"},
+			"{\"text\":\"Hello world\"}\n{\"text\":\"\"}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := execKrafla(t, tc.in, tc.args...)
@@ -57,10 +60,23 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 
 	for in, want := range map[string]string{
 		"{\"txt\":\"a\"}\n":          `stdin line 1: no "text" field`,
-		"{\"text\":\"a\"}\n{oops}\n": "stdin line 2: invalid character",
+		"{\"text\":\"a\"}\n{oops}\n": "stdin line 2: invalid JSON: invalid character",
+		"{\"text\":5}\n":             `stdin line 1: "text" is 5, want a string`,
+		"{\"text\":null}\n":          `stdin line 1: "text" is null, want a string`,
+		"\"a\"\n":                    `stdin line 1: not a JSON object; want {"text": a string}`,
 	} {
 		if _, err := execKrafla(t, in, "encode", "-t", tok, "--jsonl"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("encode --jsonl of %q: got %v, want an error containing %q", in, err, want)
+		}
+	}
+
+	for in, want := range map[string]string{
+		"{\"ids\":[22557]}\n{\"ids\":[32000]}\n": "stdin line 2: id 32000 is outside the vocabulary of " + tok + " (32000 tokens)",
+		"{\"ids\":\"1 2\"}\n":                    `stdin line 1: "ids" is "1 2", want an array of token ids`,
+		"{\"text\":\"a\"}\n":                     `stdin line 1: no "ids" field`,
+	} {
+		if _, err := execKrafla(t, in, "decode", "-t", tok, "--jsonl"); err == nil || err.Error() != want {
+			t.Errorf("decode --jsonl of %q: got %v, want %q", in, err, want)
 		}
 	}
 
@@ -111,7 +127,8 @@ func TestTokenizeErrors(t *testing.T) {
 		{"jsonl with text", []string{"encode", "-t", bad, "--jsonl", "a"}, "takes no TEXT", true},
 		{"decode no ids", []string{"decode", "-t", bad}, "at least one ID", true},
 		{"jsonl without text field", []string{"encode", "-t", "", "--jsonl"}, "-t TOK.mlt is required", true},
-		{"decode bad id", []string{"decode", "-t", bad, "x1"}, `ID "x1"`, true},
+		{"decode bad id", []string{"decode", "-t", bad, "x1"}, `id "x1" is not a non-negative integer`, true},
+		{"decode jsonl with ids", []string{"decode", "-t", bad, "--jsonl", "1"}, "takes no ID argument", true},
 		{"encode invalid file", []string{"encode", "-t", bad, "a"}, "shorter than the 32-byte header", false},
 		{"inspect invalid file", []string{"inspect", bad}, "ML_E_FORMAT: mlt: " + bad, false},
 		{"tokenize missing", []string{"tokenize", filepath.Join(dir, "nothing")}, "no such file", false},
