@@ -77,26 +77,41 @@ func runInspect(path string, opt inspectOptions, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("ML_E_IO: %w", err)
 	}
-	var magic [4]byte
-	n, err := io.ReadFull(fh, magic[:])
+	var head [9]byte // the magic, and enough to recognise a safetensors file
+	n, err := io.ReadFull(fh, head[:])
 	fh.Close()
+	magic := head[:min(n, 4)]
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("ML_E_IO: %s: %w", path, err)
 	}
-	if n < len(magic) {
+	if n < 4 {
 		return fmt.Errorf("ML_E_FORMAT: %s: file of %d bytes is too short to hold a magic", path, n)
 	}
-	inspect, ok := inspectors[string(magic[:])]
+	inspect, ok := inspectors[string(magic)]
 	if !ok {
 		known := make([]string, 0, len(inspectors))
 		for k := range inspectors {
 			known = append(known, k)
 		}
 		sort.Strings(known)
-		return fmt.Errorf("ML_E_FORMAT: %s: unknown file type: magic %q is none of %s",
-			path, magic[:], strings.Join(known, ", "))
+		return fmt.Errorf("ML_E_FORMAT: %s: unknown file type: magic %q is none of %s%s",
+			path, magic, strings.Join(known, ", "), foreignHint(head[:n]))
 	}
 	return inspect(path, opt, out)
+}
+
+// foreignHint recognises the files people most often give inspect by
+// mistake and says what to do with them.
+func foreignHint(head []byte) string {
+	switch {
+	case string(head[:4]) == "GGUF":
+		return " (a GGUF file: convert the Hugging Face checkpoint with krafla convert instead)"
+	case len(head) == 9 && head[8] == '{':
+		return " (a safetensors file: convert its folder with krafla convert DIR)"
+	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):
+		return " (JSON: a tokenizer.json becomes an .mlt with krafla tokenize)"
+	}
+	return ""
 }
 
 // fileKind names a file mode that is not a regular file.

@@ -171,6 +171,10 @@ func TestInspectInvalid(t *testing.T) {
 	os.WriteFile(unknown, []byte("GGUF\x03\x00\x00\x00"), 0o644)
 	short := filepath.Join(dir, "short")
 	os.WriteFile(short, []byte("ML"), 0o644)
+	st := filepath.Join(dir, "model.safetensors") // an 8-byte header length, then the JSON header
+	os.WriteFile(st, []byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}       "), 0o644)
+	js := filepath.Join(dir, "tokenizer.json")
+	os.WriteFile(js, []byte("{\n  \"version\": \"1.0\"}"), 0o644)
 	for _, c := range []struct {
 		path, want string
 	}{
@@ -178,6 +182,8 @@ func TestInspectInvalid(t *testing.T) {
 		{filepath.Join(dir, "missing.mlb"), "ML_E_IO"},
 		{unknown, `ML_E_FORMAT: ` + unknown + `: unknown file type: magic "GGUF"`},
 		{short, "ML_E_FORMAT"},
+		{st, `ML_E_FORMAT: ` + st + `: unknown file type: magic "\x10\x00\x00\x00" is none of MLB1, MLI1, MLT1 (a safetensors file: convert its folder with krafla convert DIR)`},
+		{js, `ML_E_FORMAT: ` + js + `: unknown file type: magic "{\n  " is none of MLB1, MLI1, MLT1 (JSON: a tokenizer.json becomes an .mlt with krafla tokenize)`},
 	} {
 		_, err := execInspect(t, c.path)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
