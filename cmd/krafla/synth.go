@@ -34,6 +34,9 @@ func newSynthCmd() *cobra.Command {
 random weights and a small byte-level tokenizer.json into DIR, using the real
 tensor names and config keys of ARCH, so that krafla convert and krafla run can
 be tried without downloading a model. The model computes but says nothing.
+The checkpoint is written beside DIR and moved into place when complete; over
+an existing DIR it replaces the files synth writes and removes the weight
+files (shards, index) of an earlier checkpoint.
 
 Architectures: ` + strings.Join(hfgen.Archs, ", ") + `
 Shapes: tiny (every architecture), smollm2-135m and llama-3.2-1b (llama and
@@ -46,7 +49,7 @@ llama3 only: the real sizes of those models).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&o.Output, "output", "o", "", "folder to write (required)")
+	f.StringVarP(&o.Output, "output", "o", "", "checkpoint folder to write, created with its parents (required)")
 	f.StringVar(&o.Shape, "shape", "tiny", "tiny, smollm2-135m or llama-3.2-1b")
 	f.StringVar(&o.DType, "dtype", "bf16", "bf16, f16 or f32")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed (the same seed gives the same files)")
