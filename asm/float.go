@@ -1,5 +1,7 @@
 package asm
 
+import "math"
+
 // DotF32 returns Σ a[i]·b[i] over len(a) elements (len(b) ≥ len(a)) in the
 // 8-lane order of package infer: lane l = i mod 8 accumulates
 // acc[l] = acc[l] + float32(a[i]·b[i]) in increasing i (no FMA), then
@@ -88,5 +90,43 @@ func dotF32StridedGeneric(out, q, k []float32, stride int) {
 func axpyF32StridedGeneric(y, w, v []float32, stride int) {
 	for j, a := range w {
 		axpyF32Generic(y, a, v[j*stride:j*stride+len(y)])
+	}
+}
+
+// ExpShiftF32 sets x[i] = float32(math.Exp(float64(x[i] − m))), the
+// subtraction in float32: the exponentials of softmax. The SIMD version runs
+// where math.Exp takes its FMA path (amd64 with AVX2 and FMA) and repeats that
+// path's operations lane by lane, so the bits are math.Exp's.
+func ExpShiftF32(x []float32, m float32) {
+	if len(x) == 0 {
+		return
+	}
+	expShiftF32(x, m)
+}
+
+// SiLUMulF32 sets g[i] = float32(g[i] / (1 + e)) · u[i] with
+// e = float32(math.Exp(float64(−g[i]))), every operation in float32 in that
+// order (SiLU of the gate times the up projection); len(u) ≥ len(g).
+func SiLUMulF32(g, u []float32) {
+	if len(u) < len(g) {
+		panic("asm: SiLUMulF32: len(u) < len(g)")
+	}
+	if len(g) == 0 {
+		return
+	}
+	siluMulF32(g, u[:len(g)])
+}
+
+func expShiftF32Generic(x []float32, m float32) {
+	for i, v := range x {
+		x[i] = float32(math.Exp(float64(v - m)))
+	}
+}
+
+func siluMulF32Generic(g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		e := float32(math.Exp(float64(-v)))
+		g[i] = v / (1 + e) * u[i]
 	}
 }

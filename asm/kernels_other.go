@@ -35,3 +35,7 @@ func axpyF32(y []float32, a float32, x []float32) { axpyF32Generic(y, a, x) }
 func dotF32Strided(out, q, k []float32, stride int) { dotF32StridedGeneric(out, q, k, stride) }
 
 func axpyF32Strided(y, w, v []float32, stride int) { axpyF32StridedGeneric(y, w, v, stride) }
+
+func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
+
+func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }

@@ -1,6 +1,10 @@
 package infer
 
-import "math"
+import (
+	"math"
+
+	"github.com/krafla/krafla/asm"
+)
 
 // The float kernels. Each reduction has the order written in its comment; a
 // product is always rounded to float32 before it is added (float32(a*b) + c),
@@ -126,9 +130,7 @@ func softmax(x []float32) {
 			m = v
 		}
 	}
-	for i, v := range x {
-		x[i] = expF32(v - m)
-	}
+	asm.ExpShiftF32(x, m) // x[i] = expF32(x[i] − m), same bits
 	s := sumF32(x)
 	for i := range x {
 		x[i] /= s
@@ -144,9 +146,7 @@ func swiGLU(g, u []float32, act int) {
 		}
 		return
 	}
-	for i, v := range g {
-		g[i] = silu(v) * u[i]
-	}
+	asm.SiLUMulF32(g, u) // g[i] = silu(g[i])·u[i], same bits
 }
 
 // axpy adds y[i] = y[i] + float32(a·x[i]).
