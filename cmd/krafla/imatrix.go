@@ -44,7 +44,7 @@ the Q4_0 rounding.`,
 	o.bind(c)
 	c.Flags().StringVarP(&o.File, "file", "f", "", "calibration text file (required)")
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "output file (default: MODEL with the extension .imatrix)")
-	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
+	c.Flags().IntVar(&o.Chunk, "chunk", 0, "tokens per chunk (0: 512, or the model's context if shorter)")
 	return c
 }
 
@@ -60,13 +60,13 @@ func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut 
 	}
 	bos := infer.AddBOS(tok)
 	prog := progressTo(errOut)
-	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
+	s, chunk, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	ids := tok.Encode(text, false)
-	copt := infer.ChunkOptions{Chunk: o.Chunk, BOS: -1}
+	copt := infer.ChunkOptions{Chunk: chunk, BOS: -1}
 	if bos {
 		copt.BOS = int(tok.BOS)
 	}

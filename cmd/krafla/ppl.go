@@ -42,31 +42,42 @@ and how often both models rank the same token first.`,
 	}
 	o.bind(c)
 	c.Flags().StringVarP(&o.File, "file", "f", "", "text file (required)")
-	c.Flags().IntVar(&o.Chunk, "chunk", 512, "tokens per chunk")
+	c.Flags().IntVar(&o.Chunk, "chunk", 0, "tokens per chunk (0: 512, or the model's context if shorter)")
 	c.Flags().StringVar(&o.KLD, "kld", "", "base model .mlb to compare against")
 	return c
 }
 
-// chunkSession opens a session whose context holds one chunk (and BOS).
-func chunkSession(m *infer.Model, o modelOptions, chunk int, bos bool) (*infer.Session, error) {
-	if chunk < 2 {
-		return nil, usageError{fmt.Errorf("--chunk %d: must be at least 2", chunk)}
-	}
-	need := chunk
+// chunkSession opens a session whose context holds one chunk (and BOS). A
+// chunk of 0 means 512 tokens, or less where the model's context is shorter;
+// it returns the chunk length it settled on.
+func chunkSession(m *infer.Model, o modelOptions, chunk int, bos bool) (*infer.Session, int, error) {
+	extra := 0
 	if bos {
-		need++
+		extra = 1
 	}
+	max := m.Config().MaxSeq
+	if chunk == 0 {
+		chunk = min(512, max-extra)
+		if o.Ctx > 0 {
+			chunk = min(chunk, o.Ctx-extra)
+		}
+	}
+	if chunk < 2 {
+		return nil, 0, usageError{fmt.Errorf("--chunk %d: must be at least 2", chunk)}
+	}
+	need := chunk + extra
 	ctx := o.Ctx
 	if ctx == 0 {
 		ctx = need
 	}
-	if max := m.Config().MaxSeq; need > max {
-		return nil, fmt.Errorf("--chunk %d needs %d positions, more than the model's max_seq %d", chunk, need, max)
+	if need > max {
+		return nil, 0, fmt.Errorf("--chunk %d needs %d positions, more than the model's max_seq %d", chunk, need, max)
 	}
 	if ctx < need {
-		return nil, fmt.Errorf("--chunk %d needs %d positions, more than --ctx %d", chunk, need, ctx)
+		return nil, 0, usageError{fmt.Errorf("--chunk %d needs %d positions, more than --ctx %d", chunk, need, ctx)}
 	}
-	return m.NewSession(infer.SessionOptions{Ctx: ctx, Threads: o.Threads})
+	s, err := m.NewSession(infer.SessionOptions{Ctx: ctx, Threads: o.Threads})
+	return s, chunk, err
 }
 
 func readText(path string) (string, error) {
@@ -89,7 +100,7 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 	}
 	bos := infer.AddBOS(tok)
 	prog := progressTo(errOut)
-	s, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
+	s, chunk, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
 	if err != nil {
 		return err
 	}
@@ -105,13 +116,13 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 			return fmt.Errorf("--kld %s: not the same model as %s (vocab %d, dim %d, %d layers against %d, %d, %d)",
 				o.KLD, path, bc.Vocab, bc.Dim, bc.NLayers, mc.Vocab, mc.Dim, mc.NLayers)
 		}
-		if base, err = chunkSession(bm, o.modelOptions, o.Chunk, bos); err != nil {
+		if base, _, err = chunkSession(bm, o.modelOptions, chunk, bos); err != nil {
 			return fmt.Errorf("--kld: %w", err)
 		}
 		defer base.Close()
 	}
 	ids := tok.Encode(text, false)
-	copt := infer.ChunkOptions{Chunk: o.Chunk, BOS: -1}
+	copt := infer.ChunkOptions{Chunk: chunk, BOS: -1}
 	if bos {
 		copt.BOS = int(tok.BOS)
 	}
@@ -124,7 +135,7 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.File, err)
 	}
-	fmt.Fprintf(out, "tokens: %d in %d chunks of %d, %d predictions scored\n", len(ids), r.Chunks, o.Chunk, r.Scored)
+	fmt.Fprintf(out, "tokens: %d in %d chunks of %d, %d predictions scored\n", len(ids), r.Chunks, chunk, r.Scored)
 	fmt.Fprintf(out, "perplexity: %.4f (mean NLL %.5f)\n", r.PPL, r.NLL)
 	if base != nil {
 		fmt.Fprintf(out, "base perplexity: %.4f (mean NLL %.5f)\n", r.BasePPL, r.BaseNLL)

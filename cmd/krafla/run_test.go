@@ -147,6 +147,7 @@ func TestRunBadInput(t *testing.T) {
 		{"ppl short text", []string{"ppl", model, "-f", short, "--chunk", "64"}, false, "shorter than one chunk"},
 		{"ppl chunk above max_seq", []string{"ppl", model, "-f", short, "--chunk", "300"}, false, "max_seq 256"},
 		{"ppl no file", []string{"ppl", model}, true, "-f is required"},
+		{"ppl chunk above ctx", []string{"ppl", model, "-f", short, "--chunk", "128", "--ctx", "64"}, true, "more than --ctx 64"},
 		{"ppl kld invalid", []string{"ppl", model, "-f", short, "--chunk", "4", "--kld", bad}, false, "ML_E_FORMAT"},
 		{"ppl kld other model", []string{"ppl", model, "-f", short, "--chunk", "4", "--kld", small}, false, "not the same model"},
 		{"bench too long", []string{"bench", model, "-p", "300"}, false, "max_seq 256"},
@@ -191,6 +192,15 @@ func TestImatrixAndPPL(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("ppl output %q: want %q", stdout, want)
 		}
+	}
+	// The default chunk of 512 does not fit this model's max_seq of 256:
+	// the default becomes the longest chunk that does.
+	stdout, _, err = runCLI("ppl", model, "-f", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "chunks of 256,"; !strings.Contains(stdout, want) {
+		t.Errorf("ppl output %q: want %q", stdout, want)
 	}
 }
 
