@@ -29,7 +29,7 @@ func parseConfig(b []byte, path string) (*config, error) {
 	dec.UseNumber()
 	c := &config{path: path}
 	if err := dec.Decode(&c.top); err != nil {
-		return nil, fmt.Errorf("convert: %s: %v", path, err)
+		return nil, fmt.Errorf("convert: %s: invalid JSON: %v", path, err)
 	}
 	if c.top == nil {
 		return nil, fmt.Errorf("convert: %s: not a JSON object", path)

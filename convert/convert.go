@@ -154,7 +154,9 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	}
 
 	w, err := mlb.Create(opt.Out, &h)
-	if err != nil {
+	if errors.Is(err, mlb.ErrIO) {
+		return nil, fmt.Errorf("convert: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", dir, err)
 	}
 	ok := false

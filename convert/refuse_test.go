@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/quantize"
 )
 
@@ -141,5 +142,27 @@ func TestParseQ8Classes(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("ParseQ8Classes(%q): got %d, %v, want %d, error %v", tc.in, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// An output folder that does not exist is an I/O error that names the
+// output, not a header that "does not validate", and the config.json of a
+// checkpoint that is not JSON is called invalid JSON.
+func TestOutputAndConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := hfgen.Write(dir, "llama", hfgen.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "missing", "o.mlb")
+	_, err := Convert(context.Background(), dir, Options{Out: out, NoTokenizer: true})
+	if !errors.Is(err, mlb.ErrIO) || !strings.Contains(err.Error(), out) || strings.Contains(err.Error(), "does not validate") {
+		t.Errorf("missing output folder: got %v, want an ML_E_IO error naming %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Convert(context.Background(), dir, Options{Out: filepath.Join(t.TempDir(), "o.mlb"), NoTokenizer: true})
+	if err == nil || !strings.Contains(err.Error(), "config.json: invalid JSON") {
+		t.Errorf("truncated config.json: got %v, want \"config.json: invalid JSON\"", err)
 	}
 }

@@ -94,3 +94,7 @@ func shapeErr(off int64, format string, args ...any) *Error {
 func ioErr(path string, err error) *Error {
 	return &Error{Code: CodeIO, Path: path, Offset: -1, Msg: "cannot read file", Err: err}
 }
+
+func writeErr(path string, err error) *Error {
+	return &Error{Code: CodeIO, Path: path, Offset: -1, Msg: "cannot write file", Err: err}
+}

@@ -41,7 +41,7 @@ func Create(path string, h *Header) (*Writer, error) {
 	w.h.Flags = append([]uint8(nil), h.Flags...)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return nil, ioErr(path, err)
+		return nil, writeErr(path, err)
 	}
 	w.tmp = tmp
 	w.bw = bufio.NewWriterSize(tmp, 1<<20)
@@ -64,7 +64,7 @@ func (w *Writer) write(b []byte) {
 		return
 	}
 	if _, err := w.bw.Write(b); err != nil {
-		w.err = ioErr(w.path, err)
+		w.err = writeErr(w.path, err)
 		return
 	}
 	w.pos += int64(len(b))
@@ -181,23 +181,23 @@ func (w *Writer) Close() error {
 	}
 	if w.err == nil {
 		if err := w.bw.Flush(); err != nil {
-			w.err = ioErr(w.path, err)
+			w.err = writeErr(w.path, err)
 		}
 	}
 	if w.err == nil {
 		if err := w.tmp.Sync(); err != nil {
-			w.err = ioErr(w.path, err)
+			w.err = writeErr(w.path, err)
 		}
 	}
 	if w.err == nil {
 		// CreateTemp makes the file private; a model is an ordinary file.
 		if err := w.tmp.Chmod(0o644); err != nil {
-			w.err = ioErr(w.path, err)
+			w.err = writeErr(w.path, err)
 		}
 	}
 	if w.err == nil {
 		if err := w.tmp.Close(); err != nil {
-			w.err = ioErr(w.path, err)
+			w.err = writeErr(w.path, err)
 		}
 	}
 	if w.err == nil {
@@ -217,7 +217,7 @@ func (w *Writer) Close() error {
 	}
 	if w.err == nil {
 		if err := os.Rename(w.tmp.Name(), w.path); err != nil {
-			w.err = ioErr(w.path, err)
+			w.err = writeErr(w.path, err)
 		}
 	}
 	if w.err != nil {
