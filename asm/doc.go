@@ -30,9 +30,15 @@
 // Weight quants may take any value, -128 included, and scales any float32.
 // Wrong lengths panic.
 //
-// DotF32 and AxpyF32 are the attention's float kernels with package infer's
-// definitions (8-lane dot product order, float32(a·x) rounded before the add);
-// their AVX2 versions serve both SIMD variants.
+// DotF32 and AxpyF32 (and their Strided forms over a KV cache) are the
+// attention's float kernels with package infer's definitions (8-lane dot
+// product order, float32(a·x) rounded before the add); their AVX2 versions
+// serve both SIMD variants. ExpShiftF32 (softmax's exponentials) and
+// SiLUMulF32 (SwiGLU) are defined through math.Exp: float32(math.Exp(float64(x))).
+// Their AVX2 versions run only where math.Exp takes its FMA path (amd64 with
+// AVX and FMA) and repeat that path's double operations four lanes at a time,
+// so every lane has math.Exp's bits; TestExpExhaustive (KRAFLA_EXHAUSTIVE=1)
+// checks all 2^32 inputs.
 //
 // # Implementation notes
 //

@@ -33,6 +33,12 @@
 // rounded before they are added (float32(a*b) + c) so that no compiler may fuse
 // them into an FMA; SIMD twins of these kernels can reproduce them exactly.
 //
+// Speed: Model.CopyToHugePages copies the weights out of the file mapping
+// into transparent huge pages (krafla run and bench do it by default), which
+// removes a TLB miss every 4 KiB of the weight stream; the worker pool's
+// threads spin briefly between products instead of sleeping, since a token
+// runs hundreds of products of a few microseconds each.
+//
 // Activations are quantized to Q8_0 with SPEC.md's rule (asm.QuantizeQ8_0)
 // immediately before each quantized product; everything else is float32, the
 // KV cache included.

@@ -38,7 +38,9 @@ func newBenchCmd() *cobra.Command {
 and generation (-n tokens evaluated one at a time, each from the previous
 one's argmax), from an empty cache, repeated -r times; the table gives the
 median tokens/s and the range. Token ids are pseudo-random, so no tokenizer
-is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels.`,
+is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels. The weights are
+first copied into huge pages, as run does (--no-huge-pages: use the file
+mapping). --cpuprofile writes a pprof profile of the whole run.`,
 		Example: `  krafla bench llama.mlb -p 512 -n 128 --threads 1,2 -r 3`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
