@@ -16,7 +16,8 @@ import (
 // for the VNNI kernels into dst (packSize(nb, g) bytes): per pair of blocks p
 // and row i, at (p·g+i)·192, the 64 quant bytes, the 16 int32 lane sums of a
 // times -k, and the 16 lane-broadcast scales da. k is 128 for Q8_0 and 8 for
-// Q4_0 weights.
+// Q4_0 weights; for Q4_0 the 128-bit lanes of each full pair are in the order
+// of the Q4_0 weight unpacking (blocks 2p and 2p+1 alternating by half).
 //
 //go:noescape
 func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)

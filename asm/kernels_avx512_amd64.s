@@ -39,17 +39,25 @@ DATA pairidx<>+48(SB)/8, $0x0000000100000001
 DATA pairidx<>+56(SB)/8, $0x0000000100000001
 GLOBL pairidx<>(SB), RODATA|NOPTR, $64
 
-// VPERMQ index spreading 32 nibble bytes (blocks b, b+1) over 128-bit lanes
-// [bytes of b, bytes of b, bytes of b+1, bytes of b+1].
-DATA q4idx<>+0(SB)/8, $0
-DATA q4idx<>+8(SB)/8, $1
-DATA q4idx<>+16(SB)/8, $0
-DATA q4idx<>+24(SB)/8, $1
-DATA q4idx<>+32(SB)/8, $2
-DATA q4idx<>+40(SB)/8, $3
-DATA q4idx<>+48(SB)/8, $2
-DATA q4idx<>+56(SB)/8, $3
-GLOBL q4idx<>(SB), RODATA|NOPTR, $64
+// The same for Q4_0's pair layout: lanes 0-3 and 8-11 element 0, lanes 4-7
+// and 12-15 element 1.
+DATA q4pairidx<>+0(SB)/8, $0x0000000000000000
+DATA q4pairidx<>+8(SB)/8, $0x0000000000000000
+DATA q4pairidx<>+16(SB)/8, $0x0000000100000001
+DATA q4pairidx<>+24(SB)/8, $0x0000000100000001
+DATA q4pairidx<>+32(SB)/8, $0x0000000000000000
+DATA q4pairidx<>+40(SB)/8, $0x0000000000000000
+DATA q4pairidx<>+48(SB)/8, $0x0000000100000001
+DATA q4pairidx<>+56(SB)/8, $0x0000000100000001
+GLOBL q4pairidx<>(SB), RODATA|NOPTR, $64
+
+// Q4_0 accumulators hold the lanes of a pair in the order of Q4W2 (128-bit
+// lanes: acc[0-3], acc[8-11], acc[4-7], acc[12-15]); Q4FIX swaps the middle
+// two back into the definition's order before a final odd block and the
+// reduction. Q8_0 needs nothing.
+#define Q4FIX(z) VSHUFF32X4 $0xd8, z, z, z
+#define NOFIX(z)
+
 
 // Load two blocks of weights at addr into z (y, x: its YMM and XMM names)
 // as unsigned bytes; tx is a scratch XMM.
@@ -57,12 +65,14 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	VMOVDQU64 addr, z; \
 	VPXORD    Z31, z, z
 
-// Q4_0: VPERMQ gives the 128-bit lanes [bytes of b, b, b+1, b+1]; the words
-// of lanes 1 and 3 (mask K2) shift right by 4, and AND 0x0f leaves the
-// nibbles: lanes [elements 0-15 of b, 16-31 of b, 0-15 of b+1, 16-31 of b+1].
+// Q4_0: the pair's 32 bytes broadcast to both halves; the words of the upper
+// half (mask K2) shift right by 4, and AND 0x0f leaves the nibbles: 128-bit
+// lanes [elements 0-15 of b, 0-15 of b+1, 16-31 of b, 16-31 of b+1] (no
+// cross-lane permute per pair). packAct lays the activations (k = 8) out in
+// the same order, the scale indexes follow it, and Q4FIX restores the
+// definition's lane order of the accumulators at the end.
 #define Q4W2(addr, z, y, x, tx) \
-	VMOVDQU addr, y; \
-	VPERMQ   z, Z29, z; \
+	VBROADCASTI64X4 addr, z; \
 	VPSRLW   $4, z, K2, z; \
 	VPANDD   Z27, z, z
 
@@ -114,10 +124,9 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	MOVL $0x0f, AX; \
 	VPBROADCASTB AX, Z27; \
 	VMOVDQU64 pairidx<>(SB), Z30; \
-	VMOVDQU64 q4idx<>(SB), Z29; \
 	MOVL $0xff, AX; \
 	KMOVW AX, K1; \
-	MOVL $0xff00ff00, AX; \
+	MOVL $0xffff0000, AX; \
 	KMOVD AX, K2
 
 // One pair of blocks of the shared activation (registers Z17 corr, Z18 quants,
@@ -189,8 +198,9 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 // (Two rows per pass, sharing the activation loads, read two interleaved
 // streams and reached only about half the bandwidth from memory.)
 // wstep2/wstep1: weight bytes per pair / per block.
-#define MATVEC(W2, W1, wstep2, wstep1) \
+#define MATVEC(W2, W1, wstep2, wstep1, pidx, gidx, FIX) \
 	SETUP; \
+	VMOVDQU64 pidx, Z30; \
 	MOVQ out+0(FP), DI; \
 	MOVQ w+8(FP), SI; \
 	MOVQ dw+16(FP), DX; \
@@ -198,14 +208,14 @@ GLOBL q4idx<>(SB), RODATA|NOPTR, $64
 	MOVQ act+32(FP), R8; \
 	MOVQ da+40(FP), R11; \
 	MOVQ nb+48(FP), R9; \
-	VMOVDQU64 grpidx<>+0(SB), Z2; \
-	VMOVDQU64 grpidx<>+64(SB), Z3; \
-	VMOVDQU64 grpidx<>+128(SB), Z10; \
-	VMOVDQU64 grpidx<>+192(SB), Z11; \
-	VMOVDQU64 grpidx<>+256(SB), Z12; \
-	VMOVDQU64 grpidx<>+320(SB), Z13; \
-	VMOVDQU64 grpidx<>+384(SB), Z20; \
-	VMOVDQU64 grpidx<>+448(SB), Z21; \
+	VMOVDQU64 gidx+0(SB), Z2; \
+	VMOVDQU64 gidx+64(SB), Z3; \
+	VMOVDQU64 gidx+128(SB), Z10; \
+	VMOVDQU64 gidx+192(SB), Z11; \
+	VMOVDQU64 gidx+256(SB), Z12; \
+	VMOVDQU64 gidx+320(SB), Z13; \
+	VMOVDQU64 gidx+384(SB), Z20; \
+	VMOVDQU64 gidx+448(SB), Z21; \
 row1: \
 	TESTQ CX, CX; \
 	JZ    done1; \
@@ -232,6 +242,7 @@ pair1: \
 	SUBQ $2, BX; \
 	JMP  pair1; \
 tail1: \
+	FIX(Z0); \
 	TESTQ BX, BX; \
 	JZ    red1; \
 	W1((SI), Z4, Y4, X4, X6); \
@@ -251,7 +262,7 @@ done1: \
 // MATMUL42 body: two weight rows at a time against the four activations,
 // so that each activation load serves two rows (then MATMUL4's loop takes
 // a last odd row).
-#define MATMUL42(W2, W1, wstep2, wstep1) \
+#define MATMUL42(W2, W1, wstep2, wstep1, FIX) \
 	IMUL3Q $wstep1, R9, R13; \
 row42: \
 	CMPQ CX, $2; \
@@ -303,6 +314,14 @@ pair42: \
 	SUBQ $2, BX; \
 	JMP  pair42; \
 tail42: \
+	FIX(Z0); \
+	FIX(Z1); \
+	FIX(Z2); \
+	FIX(Z3); \
+	FIX(Z8); \
+	FIX(Z9); \
+	FIX(Z10); \
+	FIX(Z11); \
 	TESTQ BX, BX; \
 	JZ    red42; \
 	W1((SI), Z4, Y4, X4, X6); \
@@ -349,8 +368,9 @@ red42: \
 
 // MATMUL4: four activations (packed with g = 4) against rows weight rows;
 // out for activation i at out + i·ldo floats.
-#define MATMUL4(W2, W1, wstep2, wstep1) \
+#define MATMUL4(W2, W1, wstep2, wstep1, pidx, FIX) \
 	SETUP; \
+	VMOVDQU64 pidx, Z30; \
 	MOVQ out+0(FP), DI; \
 	MOVQ ldo+8(FP), R11; \
 	SHLQ $2, R11; \
@@ -360,7 +380,7 @@ red42: \
 	MOVQ rows+32(FP), CX; \
 	MOVQ act+40(FP), R8; \
 	MOVQ nb+48(FP), R9; \
-	MATMUL42(W2, W1, wstep2, wstep1); \
+	MATMUL42(W2, W1, wstep2, wstep1, FIX); \
 row4: \
 	TESTQ CX, CX; \
 	JZ    done4; \
@@ -386,6 +406,10 @@ pair4: \
 	SUBQ $2, BX; \
 	JMP  pair4; \
 tail4: \
+	FIX(Z0); \
+	FIX(Z1); \
+	FIX(Z2); \
+	FIX(Z3); \
 	TESTQ BX, BX; \
 	JZ    red4; \
 	W1((SI), Z4, Y4, X4, X6); \
@@ -476,21 +500,89 @@ DATA grpidx<>+496(SB)/8, $0x0000000f0000000f
 DATA grpidx<>+504(SB)/8, $0x0000000f0000000f
 GLOBL grpidx<>(SB), RODATA|NOPTR, $512
 
+// The Q4_0 layout of a pair (see Q4W2): lanes 0-3 and 8-11 belong to block
+// 2k, lanes 4-7 and 12-15 to block 2k+1.
+DATA q4grpidx<>+0(SB)/8, $0x0000000000000000
+DATA q4grpidx<>+8(SB)/8, $0x0000000000000000
+DATA q4grpidx<>+16(SB)/8, $0x0000000100000001
+DATA q4grpidx<>+24(SB)/8, $0x0000000100000001
+DATA q4grpidx<>+32(SB)/8, $0x0000000000000000
+DATA q4grpidx<>+40(SB)/8, $0x0000000000000000
+DATA q4grpidx<>+48(SB)/8, $0x0000000100000001
+DATA q4grpidx<>+56(SB)/8, $0x0000000100000001
+DATA q4grpidx<>+64(SB)/8, $0x0000000200000002
+DATA q4grpidx<>+72(SB)/8, $0x0000000200000002
+DATA q4grpidx<>+80(SB)/8, $0x0000000300000003
+DATA q4grpidx<>+88(SB)/8, $0x0000000300000003
+DATA q4grpidx<>+96(SB)/8, $0x0000000200000002
+DATA q4grpidx<>+104(SB)/8, $0x0000000200000002
+DATA q4grpidx<>+112(SB)/8, $0x0000000300000003
+DATA q4grpidx<>+120(SB)/8, $0x0000000300000003
+DATA q4grpidx<>+128(SB)/8, $0x0000000400000004
+DATA q4grpidx<>+136(SB)/8, $0x0000000400000004
+DATA q4grpidx<>+144(SB)/8, $0x0000000500000005
+DATA q4grpidx<>+152(SB)/8, $0x0000000500000005
+DATA q4grpidx<>+160(SB)/8, $0x0000000400000004
+DATA q4grpidx<>+168(SB)/8, $0x0000000400000004
+DATA q4grpidx<>+176(SB)/8, $0x0000000500000005
+DATA q4grpidx<>+184(SB)/8, $0x0000000500000005
+DATA q4grpidx<>+192(SB)/8, $0x0000000600000006
+DATA q4grpidx<>+200(SB)/8, $0x0000000600000006
+DATA q4grpidx<>+208(SB)/8, $0x0000000700000007
+DATA q4grpidx<>+216(SB)/8, $0x0000000700000007
+DATA q4grpidx<>+224(SB)/8, $0x0000000600000006
+DATA q4grpidx<>+232(SB)/8, $0x0000000600000006
+DATA q4grpidx<>+240(SB)/8, $0x0000000700000007
+DATA q4grpidx<>+248(SB)/8, $0x0000000700000007
+DATA q4grpidx<>+256(SB)/8, $0x0000000800000008
+DATA q4grpidx<>+264(SB)/8, $0x0000000800000008
+DATA q4grpidx<>+272(SB)/8, $0x0000000900000009
+DATA q4grpidx<>+280(SB)/8, $0x0000000900000009
+DATA q4grpidx<>+288(SB)/8, $0x0000000800000008
+DATA q4grpidx<>+296(SB)/8, $0x0000000800000008
+DATA q4grpidx<>+304(SB)/8, $0x0000000900000009
+DATA q4grpidx<>+312(SB)/8, $0x0000000900000009
+DATA q4grpidx<>+320(SB)/8, $0x0000000a0000000a
+DATA q4grpidx<>+328(SB)/8, $0x0000000a0000000a
+DATA q4grpidx<>+336(SB)/8, $0x0000000b0000000b
+DATA q4grpidx<>+344(SB)/8, $0x0000000b0000000b
+DATA q4grpidx<>+352(SB)/8, $0x0000000a0000000a
+DATA q4grpidx<>+360(SB)/8, $0x0000000a0000000a
+DATA q4grpidx<>+368(SB)/8, $0x0000000b0000000b
+DATA q4grpidx<>+376(SB)/8, $0x0000000b0000000b
+DATA q4grpidx<>+384(SB)/8, $0x0000000c0000000c
+DATA q4grpidx<>+392(SB)/8, $0x0000000c0000000c
+DATA q4grpidx<>+400(SB)/8, $0x0000000d0000000d
+DATA q4grpidx<>+408(SB)/8, $0x0000000d0000000d
+DATA q4grpidx<>+416(SB)/8, $0x0000000c0000000c
+DATA q4grpidx<>+424(SB)/8, $0x0000000c0000000c
+DATA q4grpidx<>+432(SB)/8, $0x0000000d0000000d
+DATA q4grpidx<>+440(SB)/8, $0x0000000d0000000d
+DATA q4grpidx<>+448(SB)/8, $0x0000000e0000000e
+DATA q4grpidx<>+456(SB)/8, $0x0000000e0000000e
+DATA q4grpidx<>+464(SB)/8, $0x0000000f0000000f
+DATA q4grpidx<>+472(SB)/8, $0x0000000f0000000f
+DATA q4grpidx<>+480(SB)/8, $0x0000000e0000000e
+DATA q4grpidx<>+488(SB)/8, $0x0000000e0000000e
+DATA q4grpidx<>+496(SB)/8, $0x0000000f0000000f
+DATA q4grpidx<>+504(SB)/8, $0x0000000f0000000f
+GLOBL q4grpidx<>(SB), RODATA|NOPTR, $512
+
 // func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, da *float32, nb int)
 TEXT ·matVec1Q8_0AVX512(SB), NOSPLIT, $0-56
-	MATVEC(Q8W2, Q8W1, 64, 32)
+	MATVEC(Q8W2, Q8W1, 64, 32, pairidx<>(SB), grpidx<>, NOFIX)
 
 // func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, da *float32, nb int)
 TEXT ·matVec1Q4_0AVX512(SB), NOSPLIT, $0-56
-	MATVEC(Q4W2, Q4W1, 32, 16)
+	MATVEC(Q4W2, Q4W1, 32, 16, q4pairidx<>(SB), q4grpidx<>, Q4FIX)
 
 // func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
 TEXT ·matMul4Q8_0AVX512(SB), NOSPLIT, $0-56
-	MATMUL4(Q8W2, Q8W1, 64, 32)
+	MATMUL4(Q8W2, Q8W1, 64, 32, pairidx<>(SB), NOFIX)
 
 // func matMul4Q4_0AVX512(out *float32, ldo int, w *byte, dw *float32, rows int, act *byte, nb int)
 TEXT ·matMul4Q4_0AVX512(SB), NOSPLIT, $0-56
-	MATMUL4(Q4W2, Q4W1, 32, 16)
+	MATMUL4(Q4W2, Q4W1, 32, 16, q4pairidx<>(SB), Q4FIX)
 
 // func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)
 TEXT ·packActAVX512(SB), NOSPLIT, $0-48
@@ -508,6 +600,9 @@ packrow:
 	JZ    packdone
 	MOVQ  DI, R10               // this row's slot in pair 0
 	MOVQ  nb+24(FP), CX
+
+	CMPQ AX, $8
+	JEQ  packpair4
 
 packpair:
 	CMPQ CX, $2
@@ -527,6 +622,33 @@ packpair:
 	ADDQ R9, R10
 	SUBQ $2, CX
 	JMP  packpair
+
+	JMP  packtail
+
+// Q4_0 (k = 8): the pair's 128-bit lanes in the order of Q4W2: quants and
+// corrections of [a0-15 of 2p, a0-15 of 2p+1, a16-31 of 2p, a16-31 of 2p+1],
+// scales da[2p] ×4, da[2p+1] ×4, twice.
+packpair4:
+	CMPQ CX, $2
+	JLT  packtail
+	VMOVDQU64 (SI), Z0
+	VSHUFI64X2 $0xd8, Z0, Z0, Z0
+	VMOVDQU64 Z0, (R10)
+	VPXORD    Z1, Z1, Z1
+	VPDPBUSD  Z0, Z5, Z1
+	VPSUBD    Z1, Z6, Z1
+	VMOVDQU32 Z1, 64(R10)
+	VBROADCASTSS (DX), X2
+	VBROADCASTSS 4(DX), X3
+	VMOVUPS   X2, 128(R10)
+	VMOVUPS   X3, 144(R10)
+	VMOVUPS   X2, 160(R10)
+	VMOVUPS   X3, 176(R10)
+	ADDQ $64, SI
+	ADDQ $8, DX
+	ADDQ R9, R10
+	SUBQ $2, CX
+	JMP  packpair4
 
 packtail:
 	TESTQ CX, CX
