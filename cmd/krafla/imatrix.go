@@ -49,6 +49,13 @@ the Q4_0 rounding.`,
 }
 
 func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut io.Writer) error {
+	dst := o.Output
+	if dst == "" {
+		dst = strings.TrimSuffix(path, filepath.Ext(path)) + ".imatrix"
+	}
+	if err := checkOutputPath("-o", dst); err != nil {
+		return usageError{err}
+	}
 	m, tok, err := loadModel(path, o.modelOptions)
 	if err != nil {
 		return err
@@ -78,10 +85,6 @@ func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut 
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.File, err)
-	}
-	dst := o.Output
-	if dst == "" {
-		dst = strings.TrimSuffix(path, filepath.Ext(path)) + ".imatrix"
 	}
 	if err := f.Write(dst); err != nil {
 		return err

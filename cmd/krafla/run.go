@@ -167,6 +167,14 @@ func hugePages(m *infer.Model, verbose bool, errOut io.Writer) {
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Writer) error {
+	for _, p := range []struct{ flag, path string }{{"--logits", o.Logits}, {"--imatrix", o.Imatrix}} {
+		if p.path == "" {
+			continue
+		}
+		if err := checkOutputPath(p.flag, p.path); err != nil {
+			return usageError{err}
+		}
+	}
 	m, tok, err := loadModel(path, o.modelOptions)
 	if err != nil {
 		return err
@@ -290,6 +298,10 @@ func (l *logitsWriter) close() error {
 	err := l.w.Flush()
 	if err == nil {
 		err = l.f.Sync()
+	}
+	if err == nil {
+		// CreateTemp makes the file private; the logits are an ordinary file.
+		err = l.f.Chmod(0o644)
 	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr

@@ -117,6 +117,9 @@ func TestRunLogits(t *testing.T) {
 	if !strings.Contains(errOut, "kernels: ") {
 		t.Errorf("-v: stderr %q does not name the kernel variant", errOut)
 	}
+	if got := st.Mode().Perm(); got != 0o644 {
+		t.Errorf("logits file mode: got %v, want -rw-r--r--", got)
+	}
 }
 
 func TestRunBadInput(t *testing.T) {
@@ -147,6 +150,9 @@ func TestRunBadInput(t *testing.T) {
 		{"ppl short text", []string{"ppl", model, "-f", short, "--chunk", "64"}, false, "shorter than one chunk"},
 		{"ppl chunk above max_seq", []string{"ppl", model, "-f", short, "--chunk", "300"}, false, "max_seq 256"},
 		{"ppl no file", []string{"ppl", model}, true, "-f is required"},
+		{"logits in a missing folder", []string{"run", model, "-p", "x", "--logits", filepath.Join(t.TempDir(), "no", "l.f32")}, true, "does not exist"},
+		{"run imatrix is a folder", []string{"run", model, "-p", "x", "--imatrix", t.TempDir()}, true, "is a folder"},
+		{"imatrix output in a missing folder", []string{"imatrix", model, "-f", short, "-o", filepath.Join(t.TempDir(), "no", "m.imatrix")}, true, "does not exist"},
 		{"ppl chunk above ctx", []string{"ppl", model, "-f", short, "--chunk", "128", "--ctx", "64"}, true, "more than --ctx 64"},
 		{"ppl kld invalid", []string{"ppl", model, "-f", short, "--chunk", "4", "--kld", bad}, false, "ML_E_FORMAT"},
 		{"ppl kld other model", []string{"ppl", model, "-f", short, "--chunk", "4", "--kld", small}, false, "not the same model"},
