@@ -97,23 +97,7 @@ func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.Output, err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- hfgen.Write(tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards})
-	}()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// hfgen does not watch ctx: the process ends with this error, and
-		// the folder goes now; should the process live on, it goes again
-		// once the write stops (hfgen may have created it anew).
-		os.RemoveAll(tmp)
-		go func() {
-			<-done
-			os.RemoveAll(tmp)
-		}()
-		return ctx.Err()
-	}
+	err = hfgen.WriteContext(ctx, tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards})
 	if err == nil {
 		err = synthInstall(tmp, dir, out)
 	}

@@ -2,6 +2,7 @@ package hfgen
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -97,6 +98,12 @@ func shapeDims(shape string) (dims, error) {
 
 // Write writes a checkpoint of arch (one of Archs) into dir, creating it.
 func Write(dir, arch string, opt Options) error {
+	return WriteContext(context.Background(), dir, arch, opt)
+}
+
+// WriteContext is Write that stops with ctx.Err() between chunks of weights
+// once ctx is done; what it wrote by then is left for the caller to remove.
+func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 	d, err := shapeDims(opt.Shape)
 	if err != nil {
 		return err
@@ -146,7 +153,7 @@ func Write(dir, arch string, opt Options) error {
 			return err
 		}
 	}
-	return writeWeights(dir, specs, dt, opt.Seed, opt.Shards)
+	return writeWeights(ctx, dir, specs, dt, opt.Seed, opt.Shards)
 }
 
 // llama3Rope is Llama 3.2's rope_scaling (a fresh map each call, since
@@ -413,7 +420,7 @@ func elems(shape []int) int {
 
 // writeWeights writes the tensors into one file or n shards, generating the
 // values chunk by chunk so that memory stays small for the full-size shapes.
-func writeWeights(dir string, specs []tensorSpec, dt string, seed uint64, shards int) error {
+func writeWeights(ctx context.Context, dir string, specs []tensorSpec, dt string, seed uint64, shards int) error {
 	size := map[string]int{"bf16": 2, "f16": 2, "f32": 4}[dt]
 	stName := map[string]string{"bf16": "BF16", "f16": "F16", "f32": "F32"}[dt]
 	total := 0
@@ -450,7 +457,7 @@ func writeWeights(dir string, specs []tensorSpec, dt string, seed uint64, shards
 		for _, s := range g {
 			weightMap[s.name] = name
 		}
-		if err := writeFile(filepath.Join(dir, name), g, stName, size, seed); err != nil {
+		if err := writeFile(ctx, filepath.Join(dir, name), g, stName, size, seed); err != nil {
 			return err
 		}
 	}
@@ -462,7 +469,7 @@ func writeWeights(dir string, specs []tensorSpec, dt string, seed uint64, shards
 	return nil
 }
 
-func writeFile(path string, specs []tensorSpec, stName string, size int, seed uint64) error {
+func writeFile(ctx context.Context, path string, specs []tensorSpec, stName string, size int, seed uint64) error {
 	// The header is a JSON object; encoding/json sorts map keys, which is
 	// what the Python writer does too, so the data follows that order.
 	sorted := append([]tensorSpec(nil), specs...)
@@ -501,6 +508,10 @@ func writeFile(path string, specs []tensorSpec, stName string, size int, seed ui
 			cols = elems(s.shape[1:])
 		}
 		for left := elems(s.shape); left > 0; {
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				return err
+			}
 			n := min(left, len(buf))
 			values(buf[:n], s.kind, cols, &r)
 			encode(out[:n*size], buf[:n], stName)
