@@ -119,7 +119,7 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 					}
 					kld += k
 					r.MaxKLD = math.Max(r.MaxKLD, k)
-					if argmax64(bl) == argmax64(lp) {
+					if argmax(bl) == argmax(lp) {
 						agree++
 					}
 				}
@@ -159,14 +159,4 @@ func logSoftmax(out []float64, logits []float32) {
 	for i, v := range logits {
 		out[i] = float64(v) - ls
 	}
-}
-
-func argmax64(x []float64) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }

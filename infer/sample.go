@@ -155,7 +155,7 @@ func (s *Sampler) Sample(logits []float32) int {
 }
 
 // argmax returns the index of the largest value, the lowest on ties.
-func argmax(x []float32) int {
+func argmax[T float32 | float64](x []T) int {
 	best := 0
 	for i, v := range x {
 		if v > x[best] {
