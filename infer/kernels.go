@@ -82,15 +82,6 @@ func rmsNorm(out, x, g []float32, eps float32) {
 	}
 }
 
-// rmsNormPlain is rmsNorm without a weight vector.
-func rmsNormPlain(x []float32, eps float32) {
-	ms := dotF32(x, x) / float32(len(x))
-	s := float32(1 / math.Sqrt(float64(ms+eps)))
-	for i, v := range x {
-		x[i] = v * s
-	}
-}
-
 func expF32(x float32) float32 { return float32(math.Exp(float64(x))) }
 
 // silu returns x·sigmoid(x) = x / (1 + e^-x).
