@@ -31,18 +31,17 @@ type Session struct {
 	imat   *imatCollector
 
 	// Scratch, sized for one batch of B tokens.
-	x, xn, t  []float32 // (B, dim): residual, normalized, projection output
-	q, g, o   []float32 // (B, q_dim): queries, gate, attention output
-	k, v      []float32 // (B, kv_dim)
-	h1, h3    []float32 // (B, hidden_dim)
-	qa        []int8    // (B, max input width): quantized activations
-	da        []float32 // (B, max input width / 32)
-	u, z      []float32 // linear: (B, C), (B, V·dv)
-	lb, la    []float32 // linear: (B, V)
-	cos, sin  [2][]float32
-	scores    [][]float32 // per thread: (ctx)
-	logits    []float32   // (B, vocab)
-	lastBatch int
+	x, xn, t []float32 // (B, dim): residual, normalized, projection output
+	q, g, o  []float32 // (B, q_dim): queries, gate, attention output
+	k, v     []float32 // (B, kv_dim)
+	h1, h3   []float32 // (B, hidden_dim)
+	qa       []int8    // (B, max input width): quantized activations
+	da       []float32 // (B, max input width / 32)
+	u, z     []float32 // linear: (B, C), (B, V·dv)
+	lb, la   []float32 // linear: (B, V)
+	cos, sin [2][]float32
+	scores   [][]float32 // per thread: (ctx)
+	logits   []float32   // (B, vocab)
 }
 
 // layerState is the memory one layer keeps between calls.
