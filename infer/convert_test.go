@@ -56,8 +56,8 @@ func TestConvertedArchitectures(t *testing.T) {
 						t.Fatalf("position %d: batched with 2 threads differs from token by token with 1", i)
 					}
 				}
-				refQ := newRef(t, f, true).logits(tokens)
-				refF := newRef(t, f, false).logits(tokens)
+				refQ := newRef(f, true).logits(tokens)
+				refF := newRef(f, false).logits(tokens)
 				qe := maxDiff64(refQ, refF)
 				dq, rms := maxDiff(got, refQ)
 				df, _ := maxDiff(got, refF)

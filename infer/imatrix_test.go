@@ -35,7 +35,7 @@ func TestImatrix(t *testing.T) {
 			if got.LayerTokens != 40 || got.ClassifierTokens != 40 {
 				t.Errorf("tokens: layers %d, classifier %d; want 40, 40", got.LayerTokens, got.ClassifierTokens)
 			}
-			ref := newRef(t, f, true)
+			ref := newRef(f, true)
 			for c := 0; c < 2; c++ {
 				ref.logits(append([]int{1}, tokens[c*19:(c+1)*19]...))
 			}

@@ -40,8 +40,8 @@ func TestLongSequences(t *testing.T) {
 					}
 				}
 			}
-			ref := newRef(t, f, true).logits(tokens)
-			refF := newRef(t, f, false).logits(tokens)
+			ref := newRef(f, true).logits(tokens)
+			refF := newRef(f, false).logits(tokens)
 			dq, rms := maxDiff(got, ref)
 			qe := maxDiff64(ref, refF)
 			t.Logf("rms %.3g, |fast−refQ| %.3g, rounding effect %.3g", rms, dq, qe)

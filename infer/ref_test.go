@@ -3,7 +3,6 @@ package infer
 import (
 	"math"
 	"strconv"
-	"testing"
 
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/quantize"
@@ -26,7 +25,7 @@ type refModel struct {
 	n  map[string]int
 }
 
-func newRef(t *testing.T, f *mlb.File, qact bool) *refModel {
+func newRef(f *mlb.File, qact bool) *refModel {
 	r := &refModel{h: f.Header, f: f, qact: qact, w: map[string][]float64{}, sq: map[string][]float64{}, n: map[string]int{}}
 	for i := range f.Tensors {
 		tt := &f.Tensors[i]
