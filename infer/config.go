@@ -72,7 +72,8 @@ func (c *Config) isSliding(l int) bool {
 // hand-built Config from indexing out of range.
 func (c *Config) resolve() error {
 	if c.Dim <= 0 || c.NLayers <= 0 || c.NHeads <= 0 || c.NKVHeads <= 0 || c.HiddenDim <= 0 || c.Vocab < 3 || c.MaxSeq <= 0 {
-		return fmt.Errorf("infer: config: zero dimension")
+		return fmt.Errorf("infer: config: dim %d, n_layers %d, n_heads %d, n_kv_heads %d, hidden_dim %d and max_seq %d must be positive, vocab %d at least 3",
+			c.Dim, c.NLayers, c.NHeads, c.NKVHeads, c.HiddenDim, c.MaxSeq, c.Vocab)
 	}
 	if c.Dim%32 != 0 || c.HiddenDim%32 != 0 {
 		return fmt.Errorf("infer: config: dim %d and hidden_dim %d must be multiples of 32", c.Dim, c.HiddenDim)
@@ -126,7 +127,8 @@ func (c *Config) resolve() error {
 	for l, f := range c.LayerFlags {
 		if f&flagLinear != 0 {
 			if c.LinK <= 0 || c.LinV <= 0 || c.LinDK <= 0 || c.LinDV <= 0 || c.LinConv <= 0 || c.LinV%c.LinK != 0 {
-				return fmt.Errorf("infer: config: layer %d is linear attention but lin_* fields are %d/%d/%d/%d/%d", l, c.LinK, c.LinV, c.LinDK, c.LinDV, c.LinConv)
+				return fmt.Errorf("infer: config: layer %d is linear attention, which needs lin_k_heads %d, lin_v_heads %d, lin_k_dim %d, lin_v_dim %d and lin_conv %d positive, lin_v_heads a multiple of lin_k_heads",
+					l, c.LinK, c.LinV, c.LinDK, c.LinDV, c.LinConv)
 			}
 		}
 	}
