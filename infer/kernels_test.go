@@ -74,16 +74,17 @@ func TestFloatKernels(t *testing.T) {
 	}
 }
 
-// TestPool checks that every item is handed out exactly once, in contiguous
-// parts, whatever the thread count and size.
+// TestPool checks that every item is handed out exactly once, each part as
+// one range, in at most ceil(n/minChunk) parts, whatever the thread count and
+// size.
 func TestPool(t *testing.T) {
 	for _, threads := range []int{1, 2, 3, 8} {
 		p := newPool(threads)
 		for _, n := range []int{0, 1, 5, 16, 17, 100} {
 			seen := make([]int, n)
-			parts := make([]bool, threads)
+			calls := make([]int, threads)
 			p.run(n, 4, func(part, lo, hi int) {
-				parts[part] = true
+				calls[part]++
 				for i := lo; i < hi; i++ {
 					seen[i]++
 				}
@@ -92,6 +93,16 @@ func TestPool(t *testing.T) {
 				if c != 1 {
 					t.Fatalf("threads %d n %d: item %d handed out %d times, want 1", threads, n, i, c)
 				}
+			}
+			used := 0
+			for part, c := range calls {
+				if c > 1 {
+					t.Errorf("threads %d n %d: part %d called %d times, want at most 1", threads, n, part, c)
+				}
+				used += c
+			}
+			if want := (n + 3) / 4; used > want {
+				t.Errorf("threads %d n %d: got %d parts, want at most %d (chunks of 4)", threads, n, used, want)
 			}
 		}
 		p.close()
