@@ -90,9 +90,10 @@ func (p *pool) loop(w *worker) {
 func spinPause() { runtime.Gosched() }
 
 // run calls fn(part, lo, hi) over a partition of [0, n) into parts numbered
-// from 0 (at most threads of them; part indexes per-thread scratch) and returns when all parts are
-// done. Parts hold at least minChunk items (except the last), so that tiny
-// ranges do not pay for waking every worker.
+// from 0 (part indexes per-thread scratch) and returns when all parts are
+// done. There are at most threads parts and at most ceil(n/minChunk), so that
+// tiny ranges do not pay for waking every worker; the parts are of equal size
+// within one item.
 func (p *pool) run(n, minChunk int, fn func(part, lo, hi int)) {
 	parts := p.threads
 	if minChunk < 1 {
