@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// fuzzBytes returns the i-th byte of data, cycling (0 when data is empty).
+// fuzzByte returns the i-th byte of data, cycling (0 when data is empty).
 func fuzzByte(data []byte, i int) byte {
 	if len(data) == 0 {
 		return 0
