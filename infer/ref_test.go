@@ -184,7 +184,7 @@ func (r *refModel) rope(v []float64, pos int, local bool) {
 	}
 }
 
-// refLogits returns the logits of every position of tokens.
+// logits returns the logits of every position of tokens.
 func (r *refModel) logits(tokens []int) [][]float64 {
 	h := r.h
 	dim := int(h.Dim)
