@@ -57,10 +57,6 @@ llama3 only: the real sizes of those models).`,
 	return c
 }
 
-func runSynth(arch string, o synthOptions, out io.Writer) error {
-	return runSynthCtx(context.Background(), arch, o, out)
-}
-
 // runSynthCtx writes the checkpoint into a temporary folder beside DIR and
 // moves it into place when complete, so that an interrupt leaves nothing
 // behind and a checkpoint written over an earlier one keeps none of its

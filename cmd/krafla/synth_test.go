@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 )
+
+// runSynth is runSynthCtx without a deadline, for the tests that need a
+// checkpoint.
+func runSynth(arch string, o synthOptions, out io.Writer) error {
+	return runSynthCtx(context.Background(), arch, o, out)
+}
 
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()
