@@ -56,28 +56,13 @@ func runImatrix(ctx context.Context, path string, o imatrixOptions, out, errOut 
 	if err := checkOutputPath("-o", dst); err != nil {
 		return usageError{err}
 	}
-	m, tok, err := loadModel(path, o.modelOptions)
+	p, err := openChunkPass(path, o.File, o.modelOptions, o.Chunk)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	text, err := readText(o.File)
-	if err != nil {
-		return err
-	}
-	bos := infer.AddBOS(tok)
+	defer p.Close()
 	prog := progressTo(errOut)
-	s, chunk, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	ids := tok.Encode(text, false)
-	copt := infer.ChunkOptions{Chunk: chunk, BOS: -1}
-	if bos {
-		copt.BOS = int(tok.BOS)
-	}
-	f, err := infer.Imatrix(ctx, s, ids, copt, func(done, total int) {
+	f, err := infer.Imatrix(ctx, p.s, p.ids, p.opt, func(done, total int) {
 		fmt.Fprintf(prog, "\rchunk %d/%d", done, total)
 		if done == total {
 			fmt.Fprintln(prog)

@@ -88,23 +88,53 @@ func readText(path string) (string, error) {
 	return string(b), nil
 }
 
-func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Writer) error {
-	m, tok, err := loadModel(path, o.modelOptions)
+// chunkPass is what ppl and imatrix share: the model, a session whose context
+// holds one chunk, the tokenized text of -f, and the chunk options (BOS before
+// each chunk when the tokenizer adds one).
+type chunkPass struct {
+	m   *infer.Model
+	s   *infer.Session
+	ids []int
+	opt infer.ChunkOptions
+}
+
+// openChunkPass loads the model at path with its tokenizer, reads and
+// tokenizes the text file, and opens the session; Close releases them.
+func openChunkPass(path, file string, o modelOptions, chunk int) (*chunkPass, error) {
+	m, tok, err := loadModel(path, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer m.Close()
-	text, err := readText(o.File)
+	text, err := readText(file)
 	if err != nil {
-		return err
+		m.Close()
+		return nil, err
 	}
 	bos := infer.AddBOS(tok)
-	prog := progressTo(errOut)
-	s, chunk, err := chunkSession(m, o.modelOptions, o.Chunk, bos)
+	s, chunk, err := chunkSession(m, o, chunk, bos)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	p := &chunkPass{m: m, s: s, ids: tok.Encode(text, false), opt: infer.ChunkOptions{Chunk: chunk, BOS: -1}}
+	if bos {
+		p.opt.BOS = int(tok.BOS)
+	}
+	return p, nil
+}
+
+func (p *chunkPass) Close() {
+	p.s.Close()
+	p.m.Close()
+}
+
+func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Writer) error {
+	p, err := openChunkPass(path, o.File, o.modelOptions, o.Chunk)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer p.Close()
+	prog := progressTo(errOut)
 	var base *infer.Session
 	if o.KLD != "" {
 		bm, err := infer.Open(o.KLD)
@@ -112,21 +142,16 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 			return fmt.Errorf("--kld: %w", err)
 		}
 		defer bm.Close()
-		if bc, mc := bm.Config(), m.Config(); bc.Vocab != mc.Vocab || bc.Dim != mc.Dim || bc.NLayers != mc.NLayers {
+		if bc, mc := bm.Config(), p.m.Config(); bc.Vocab != mc.Vocab || bc.Dim != mc.Dim || bc.NLayers != mc.NLayers {
 			return fmt.Errorf("--kld %s: not the same model as %s (vocab %d, dim %d, %d layers against %d, %d, %d)",
 				o.KLD, path, bc.Vocab, bc.Dim, bc.NLayers, mc.Vocab, mc.Dim, mc.NLayers)
 		}
-		if base, _, err = chunkSession(bm, o.modelOptions, chunk, bos); err != nil {
+		if base, _, err = chunkSession(bm, o.modelOptions, p.opt.Chunk, p.opt.BOS >= 0); err != nil {
 			return fmt.Errorf("--kld: %w", err)
 		}
 		defer base.Close()
 	}
-	ids := tok.Encode(text, false)
-	copt := infer.ChunkOptions{Chunk: chunk, BOS: -1}
-	if bos {
-		copt.BOS = int(tok.BOS)
-	}
-	r, err := infer.Perplexity(ctx, s, base, ids, copt, func(done, total int, r *infer.PPLResult) {
+	r, err := infer.Perplexity(ctx, p.s, base, p.ids, p.opt, func(done, total int, r *infer.PPLResult) {
 		fmt.Fprintf(prog, "\rchunk %d/%d: ppl %.4f", done, total, r.PPL)
 		if done == total {
 			fmt.Fprintln(prog)
@@ -135,7 +160,7 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.File, err)
 	}
-	fmt.Fprintf(out, "tokens: %d in %d chunks of %d, %d predictions scored\n", len(ids), r.Chunks, chunk, r.Scored)
+	fmt.Fprintf(out, "tokens: %d in %d chunks of %d, %d predictions scored\n", len(p.ids), r.Chunks, p.opt.Chunk, r.Scored)
 	fmt.Fprintf(out, "perplexity: %.4f (mean NLL %.5f)\n", r.PPL, r.NLL)
 	if base != nil {
 		fmt.Fprintf(out, "base perplexity: %.4f (mean NLL %.5f)\n", r.BasePPL, r.BaseNLL)
