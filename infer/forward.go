@@ -204,6 +204,19 @@ func (s *Session) attention(l, n, pos0 int) {
 		}
 	}
 	half := c.RotDim / 2
+	// normRope applies the head norm (when the layer has one), then RoPE at
+	// batch row i, to each of the nh heads of x.
+	normRope := func(x []float32, nh int, norm []float32, i int) {
+		for h := range nh {
+			xh := x[h*hd : (h+1)*hd]
+			if norm != nil {
+				rmsNorm(xh, xh, norm, c.NormEps)
+			}
+			if kind >= 0 {
+				applyRope(xh, s.cos[kind][i*half:(i+1)*half], s.sin[kind][i*half:(i+1)*half])
+			}
+		}
+	}
 	for i := range n {
 		q := s.q[i*qd : (i+1)*qd]
 		k := s.k[i*kvd : (i+1)*kvd]
@@ -212,24 +225,8 @@ func (s *Session) attention(l, n, pos0 int) {
 			add(k, L.bk)
 			add(s.v[i*kvd:(i+1)*kvd], L.bv)
 		}
-		for h := range c.NHeads {
-			qh := q[h*hd : (h+1)*hd]
-			if L.qNorm != nil {
-				rmsNorm(qh, qh, L.qNorm, c.NormEps)
-			}
-			if kind >= 0 {
-				applyRope(qh, s.cos[kind][i*half:(i+1)*half], s.sin[kind][i*half:(i+1)*half])
-			}
-		}
-		for h := range c.NKVHeads {
-			kh := k[h*hd : (h+1)*hd]
-			if L.kNorm != nil {
-				rmsNorm(kh, kh, L.kNorm, c.NormEps)
-			}
-			if kind >= 0 {
-				applyRope(kh, s.cos[kind][i*half:(i+1)*half], s.sin[kind][i*half:(i+1)*half])
-			}
-		}
+		normRope(q, c.NHeads, L.qNorm, i)
+		normRope(k, c.NKVHeads, L.kNorm, i)
 	}
 
 	// Scores over positions lo..p for query position p = pos0+i: keys before
