@@ -29,7 +29,9 @@ func newImatCollector(c *Config) *imatCollector {
 	return ic
 }
 
-// add sums x² of n rows of width cols into the layer's slot; nil-safe.
+// add sums x² of n rows of width cols into the layer's slot; nil-safe. Rows
+// of another width than the slot's (lout's input where V·dv ≠ q_dim, which
+// MLI1 has no slot for: SPEC-NOTES.md) are not collected.
 func (ic *imatCollector) add(l, slot int, x []float32, n, cols int) {
 	if ic == nil {
 		return
@@ -38,18 +40,19 @@ func (ic *imatCollector) add(l, slot int, x []float32, n, cols int) {
 	if len(sum) != cols {
 		return
 	}
+	addSquares(sum, x, n, cols)
+}
+
+func (ic *imatCollector) addClassifier(x []float32, n, cols int) {
+	addSquares(ic.cls, x, n, cols)
+	ic.clsTokens += uint64(n)
+}
+
+// addSquares adds x² of n rows of width cols into sum, row by row.
+func addSquares(sum []float64, x []float32, n, cols int) {
 	for i := range n {
 		for j, v := range x[i*cols : (i+1)*cols] {
 			sum[j] += float64(v) * float64(v)
 		}
 	}
-}
-
-func (ic *imatCollector) addClassifier(x []float32, n, cols int) {
-	for i := range n {
-		for j, v := range x[i*cols : (i+1)*cols] {
-			ic.cls[j] += float64(v) * float64(v)
-		}
-	}
-	ic.clsTokens += uint64(n)
 }
