@@ -95,9 +95,8 @@ func build(cfg Config, src tensorSource) (*Model, error) {
 	if err := cfg.resolve(); err != nil {
 		return nil, err
 	}
-	c := &cfg
 	m := &Model{cfg: cfg}
-	c = &m.cfg
+	c := &m.cfg
 	var err error
 	f32 := func(name string, n int) []float32 {
 		if err != nil {
