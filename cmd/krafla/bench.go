@@ -147,9 +147,10 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		if err == nil && o.Gen > 0 {
 			err = row(fmt.Sprintf("tg%d", o.Gen), o.Gen, func() error {
 				tok := prompt0(prompt)
+				greedy := infer.NewSampler(infer.SamplerOptions{})
 				for range o.Gen {
 					err := s.Eval([]int{tok}, false, func(_ int, l []float32) error {
-						tok = argmax(l)
+						tok = greedy.Sample(l)
 						return nil
 					})
 					if err != nil {
@@ -172,16 +173,6 @@ func prompt0(p []int) int {
 		return p[0]
 	}
 	return 1
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // startCPUProfile starts pprof's CPU profile into path; stop ends it and
