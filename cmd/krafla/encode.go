@@ -112,10 +112,7 @@ func runEncodeJSONL(ctx context.Context, t *mlt.Tokenizer, o encodeOptions, in i
 			return fmt.Errorf("stdin: %w", err)
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return nil
+	return w.Flush()
 }
 
 // jsonlField reads field of the JSON object in line as a T; the errors say
