@@ -81,5 +81,3 @@ func (m *Model) CopyToHugePages() (int64, error) {
 }
 
 func roundUp(n, a int) int { return (n + a - 1) / a * a }
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

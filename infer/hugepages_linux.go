@@ -1,6 +1,10 @@
 package infer
 
-import "golang.org/x/sys/unix"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // hugeAlloc maps n bytes of anonymous memory aligned to 2 MiB and asks for
 // transparent huge pages (MADV_HUGEPAGE). release unmaps it.
@@ -12,7 +16,7 @@ func hugeAlloc(n int) ([]byte, func() error, error) {
 	}
 	release := func() error { return unix.Munmap(raw) }
 	skip := 0
-	if r := int(uintptrOf(raw) % huge); r != 0 {
+	if r := int(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) % huge); r != 0 {
 		skip = huge - r
 	}
 	b := raw[skip : skip+n : skip+n]
