@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"runtime"
 	"testing"
+
+	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
 // TestCopyToHugePages checks that the copy in huge pages gives the logits of
@@ -15,7 +17,7 @@ func TestCopyToHugePages(t *testing.T) {
 		t.Skip("huge pages are copied on Linux only")
 	}
 	for _, name := range []string{"q8", "q4", "qwen35_linear_q4_mask"} {
-		h := caseHeader(t, name)
+		h := mlbtest.CaseHeader(t, name)
 		m, _ := openModel(t, h, 31)
 		tokens := randTokens(rand.New(rand.NewSource(32)), min(int(h.MaxSeq), 24), int(h.Vocab))
 		want := allLogits(t, m, SessionOptions{Batch: 8}, tokens, 0)

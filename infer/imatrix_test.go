@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/imatrix"
+	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
 // TestImatrix collects statistics over two chunks and compares every slot with
@@ -18,7 +19,7 @@ import (
 func TestImatrix(t *testing.T) {
 	for _, name := range []string{"q8", "qwen3_qknorm_headdim", "qwen35_linear", "qwen35_linear_q4_mask", "gemma2"} {
 		t.Run(name, func(t *testing.T) {
-			h := caseHeader(t, name)
+			h := mlbtest.CaseHeader(t, name)
 			m, f := openModel(t, h, 11)
 			s, err := m.NewSession(SessionOptions{Ctx: 20, Threads: 2, Batch: 8})
 			if err != nil {

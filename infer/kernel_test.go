@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
 // TestKernelVariants checks that every kernel variant this CPU runs gives the
@@ -15,7 +16,7 @@ func TestKernelVariants(t *testing.T) {
 	orig := asm.Variant()
 	defer asm.Use(orig)
 	for _, name := range []string{"q8", "q4_mask_all_f16", "q4", "qwen35_linear_q4_mask"} {
-		h := caseHeader(t, name)
+		h := mlbtest.CaseHeader(t, name)
 		m, _ := openModel(t, h, 21)
 		tokens := randTokens(rand.New(rand.NewSource(22)), min(int(h.MaxSeq), 40), int(h.Vocab))
 		if err := asm.Use(asm.Generic); err != nil {

@@ -6,19 +6,8 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
-
-func caseHeader(t *testing.T, name string) mlb.Header {
-	for _, c := range mlbtest.Cases() {
-		if c.Name == name {
-			return c.Header
-		}
-	}
-	t.Fatalf("mlbtest has no case %q", name)
-	return mlb.Header{}
-}
 
 // TestLongSequences runs sliding-window, local-RoPE and linear-attention models
 // far past their window (8) over 200 positions: logits follow the reference,
@@ -27,7 +16,7 @@ func caseHeader(t *testing.T, name string) mlb.Header {
 func TestLongSequences(t *testing.T) {
 	for _, name := range []string{"sliding_all", "gemma3_local_rope", "qwen35_linear", "qwen35_linear_q4_mask"} {
 		t.Run(name, func(t *testing.T) {
-			h := caseHeader(t, name)
+			h := mlbtest.CaseHeader(t, name)
 			h.MaxSeq = 200
 			m, f := openModel(t, h, 5)
 			tokens := randTokens(rand.New(rand.NewSource(6)), 200, int(h.Vocab))
@@ -72,7 +61,7 @@ func TestCacheSize(t *testing.T) {
 		// full layer (kv_dim 2 × 32).
 		{"qwen35_linear", 64, 3*(3*96+4*16*8)*4 + 2*64*64*4},
 	} {
-		m, _ := openModel(t, caseHeader(t, tc.name), 1)
+		m, _ := openModel(t, mlbtest.CaseHeader(t, tc.name), 1)
 		s, err := m.NewSession(SessionOptions{Ctx: tc.ctx})
 		if err != nil {
 			t.Fatal(err)

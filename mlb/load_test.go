@@ -12,17 +12,6 @@ import (
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
-func caseByName(t *testing.T, name string) mlb.Header {
-	t.Helper()
-	for _, c := range mlbtest.Cases() {
-		if c.Name == name {
-			return c.Header
-		}
-	}
-	t.Fatalf("no mlbtest case %q", name)
-	return mlb.Header{}
-}
-
 // TestTruncation cuts valid files at every array boundary: at the start of each
 // array and one byte before its end the loader names that array with
 // ML_E_FORMAT; at the end of the last array's data (the final padding is
@@ -30,7 +19,7 @@ func caseByName(t *testing.T, name string) mlb.Header {
 func TestTruncation(t *testing.T) {
 	for _, name := range []string{"q8", "q4_mask_all_f16", "gemma3_local_rope", "qwen35_linear_q4_mask"} {
 		t.Run(name, func(t *testing.T) {
-			h := caseByName(t, name)
+			h := mlbtest.CaseHeader(t, name)
 			b := validBytes(t, h)
 			arrs, err := mlb.Layout(&h)
 			if err != nil {
@@ -164,7 +153,7 @@ func TestMinus128(t *testing.T) {
 		{"q4", "blk.0.wq.q", 10, true, ""},
 		{"q8", "blk.0.wq.d", 1, true, ""},
 	} {
-		h := caseByName(t, c.caseName)
+		h := mlbtest.CaseHeader(t, c.caseName)
 		b := validBytes(t, h)
 		arrs, err := mlb.Layout(&h)
 		if err != nil {
@@ -289,7 +278,7 @@ func TestValues(t *testing.T) {
 // TestParseUnaligned: Parse of an image at an odd address still gives correct
 // float values (decoded into a copy instead of viewed in place).
 func TestParseUnaligned(t *testing.T) {
-	h := caseByName(t, "q8")
+	h := mlbtest.CaseHeader(t, "q8")
 	b := validBytes(t, h)
 	ref, err := mlb.Parse(b)
 	if err != nil {
@@ -325,7 +314,7 @@ func TestTrailingBytesAccepted(t *testing.T) {
 }
 
 func TestMlbtestDeterministic(t *testing.T) {
-	h := caseByName(t, "qwen35_linear")
+	h := mlbtest.CaseHeader(t, "qwen35_linear")
 	dir := t.TempDir()
 	a, err := os.ReadFile(mlbtest.Write(t, dir, h, 5))
 	if err != nil {

@@ -97,7 +97,7 @@ func TestMarshalOffsets(t *testing.T) {
 // TestEverythingCase: mlbtest's "everything" header sets every field, so the
 // file round trip of TestWriteOpenCases covers each one.
 func TestEverythingCase(t *testing.T) {
-	h := caseByName(t, "everything")
+	h := mlbtest.CaseHeader(t, "everything")
 	for _, f := range mlb.Fields() {
 		switch v := f.Value(&h).(type) {
 		case uint32:

@@ -122,7 +122,7 @@ func TestWriterAtomic(t *testing.T) {
 // TestWriterNext lists exactly Tensors' order, and the layer flags are written
 // by Create (never asked for).
 func TestWriterNext(t *testing.T) {
-	h := caseByName(t, "gemma3_local_rope")
+	h := mlbtest.CaseHeader(t, "gemma3_local_rope")
 	ts, err := mlb.Tensors(&h)
 	if err != nil {
 		t.Fatal(err)

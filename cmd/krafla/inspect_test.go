@@ -13,20 +13,8 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
-	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
-
-func mlbCase(t *testing.T, name string) mlb.Header {
-	t.Helper()
-	for _, c := range mlbtest.Cases() {
-		if c.Name == name {
-			return c.Header
-		}
-	}
-	t.Fatalf("no mlbtest case %q", name)
-	return mlb.Header{}
-}
 
 // execInspect runs `krafla inspect args...` through the cobra root.
 func execInspect(t *testing.T, args ...string) (string, error) {
@@ -44,7 +32,7 @@ func TestInspectMLBTables(t *testing.T) {
 	if inspectors["MLB1"] == nil {
 		t.Fatal(`no inspector registered for "MLB1"`)
 	}
-	h := mlbCase(t, "gemma3_local_rope")
+	h := mlbtest.CaseHeader(t, "gemma3_local_rope")
 	path := mlbtest.Write(t, t.TempDir(), h, 1)
 	out, err := execInspect(t, path)
 	if err != nil {
@@ -79,7 +67,7 @@ func TestInspectMLBTables(t *testing.T) {
 // the header of mlbtest's gemma3 case: dim 64, 3 layers (two sliding with the
 // local base 10000, one global), 4 query and 2 KV heads of head_dim 32.
 func TestInspectMLBJSON(t *testing.T) {
-	h := mlbCase(t, "gemma3_local_rope")
+	h := mlbtest.CaseHeader(t, "gemma3_local_rope")
 	path := mlbtest.Write(t, t.TempDir(), h, 1)
 	out, err := execInspect(t, "--json", "--tensors", path)
 	if err != nil {

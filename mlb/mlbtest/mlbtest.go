@@ -137,6 +137,19 @@ func Base() mlb.Header {
 	}
 }
 
+// CaseHeader returns the header of the case called name, failing the test
+// when there is none.
+func CaseHeader(t testing.TB, name string) mlb.Header {
+	t.Helper()
+	for _, c := range Cases() {
+		if c.Name == name {
+			return c.Header
+		}
+	}
+	t.Fatalf("mlbtest: no case %q", name)
+	return mlb.Header{}
+}
+
 // Cases returns headers covering every feature of the format, each valid, each
 // small (a few hundred KB at most).
 func Cases() []Case {
