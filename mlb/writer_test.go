@@ -6,22 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/krafla/krafla/internal/testenv"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
-
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 // TestWriterRefuses: each misuse fails with a message naming the tensor and
 // leaves neither the destination nor a temporary file behind.
@@ -75,7 +63,7 @@ func TestWriterRefuses(t *testing.T) {
 			if mlb.CodeOf(err) == 0 || !strings.Contains(err.Error(), path) {
 				t.Errorf("got %v, want an *mlb.Error naming %s", err, path)
 			}
-			if got := dirEntries(t, dir); len(got) != 0 {
+			if got := testenv.DirNames(t, dir); len(got) != 0 {
 				t.Fatalf("left behind %v, want nothing", got)
 			}
 		})
@@ -95,7 +83,7 @@ func TestWriterAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(dirEntries(t, dir)); got != 2 {
+	if got := len(testenv.DirNames(t, dir)); got != 2 {
 		t.Fatalf("got %d entries while writing, want 2 (old file and temporary)", got)
 	}
 	w.Abort()
@@ -103,7 +91,7 @@ func TestWriterAtomic(t *testing.T) {
 	if err != nil || string(b) != "old" {
 		t.Fatalf("destination changed: %q, %v", b, err)
 	}
-	if got := dirEntries(t, dir); len(got) != 1 {
+	if got := testenv.DirNames(t, dir); len(got) != 1 {
 		t.Fatalf("got %v after Abort, want only m.mlb", got)
 	}
 	p := mlbtest.Write(t, dir, h, 1)

@@ -9,25 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/krafla/krafla/internal/testenv"
 )
 
 // runSynth is runSynthCtx without a deadline, for the tests that need a
 // checkpoint.
 func runSynth(arch string, o synthOptions, out io.Writer) error {
 	return runSynthCtx(context.Background(), arch, o, out)
-}
-
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // TestSynthOverwrite: a checkpoint written over a sharded one keeps none of
@@ -41,12 +30,12 @@ func TestSynthOverwrite(t *testing.T) {
 	if err := runSynth("qwen3", synthOptions{Output: dir, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	got := dirNames(t, dir)
+	got := testenv.DirNames(t, dir)
 	want := []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("files: got %v, want %v", got, want)
 	}
-	if got := dirNames(t, root); !slices.Equal(got, []string{"ck"}) {
+	if got := testenv.DirNames(t, root); !slices.Equal(got, []string{"ck"}) {
 		t.Errorf("beside the checkpoint: got %v, want only ck (no temporary folder)", got)
 	}
 	out := filepath.Join(t.TempDir(), "q.mlb")
@@ -77,7 +66,7 @@ func TestSynthErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want an error (usage error: %v)", tc.name, err, tc.usage)
 		}
 	}
-	if got := dirNames(t, root); !slices.Equal(got, []string{"f"}) {
+	if got := testenv.DirNames(t, root); !slices.Equal(got, []string{"f"}) {
 		t.Errorf("after the errors: got %v, want only f", got)
 	}
 	// An interrupted synth stops and leaves nothing.
@@ -87,7 +76,7 @@ func TestSynthErrors(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("interrupted synth: got %v, want context.Canceled", err)
 	}
-	if got := dirNames(t, root); !slices.Equal(got, []string{"f"}) {
+	if got := testenv.DirNames(t, root); !slices.Equal(got, []string{"f"}) {
 		t.Errorf("after an interrupt: got %v, want only f", got)
 	}
 }

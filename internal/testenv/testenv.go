@@ -43,3 +43,18 @@ func Shared(t testing.TB, elem ...string) string {
 	}
 	return p
 }
+
+// DirNames returns the names of the entries of dir, sorted, failing the test
+// when dir cannot be read.
+func DirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
