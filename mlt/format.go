@@ -42,8 +42,12 @@ const (
 	FlagSplitDigits  = 64  // kind 2: every \p{N} is split off before the regex
 	FlagNoPrefix     = 128 // kind 1: never add the ▁ prefix (Gemma)
 	FlagQwen35Regex  = 256 // kind 2: the Qwen 3.5 regex
+	// Extension flags (docs/FORMATS.md): each says that a section follows the
+	// merges, in bit order. A file without them is exactly SPEC.md's.
+	FlagPipeline = 512  // a pipeline section (pipeline.go) follows the merges
+	FlagChat     = 1024 // a chat section (chat.go) follows, after the pipeline section if any
 
-	flagsKnown      = 511
+	flagsKnown      = 2047
 	flagsKind1Only  = FlagPrefixOnce | FlagNoPrefix
 	flagsKind2Only  = FlagNFC | FlagSingleDigits | FlagGPT2Regex | FlagSplitDigits | FlagQwen35Regex
 	headerSize      = 32
@@ -63,6 +67,7 @@ var flagNames = []struct {
 	{FlagAddBOS, "add_bos"}, {FlagIgnoreMerges, "ignore_merges"}, {FlagPrefixOnce, "prefix_once"},
 	{FlagNFC, "nfc"}, {FlagSingleDigits, "single_digits"}, {FlagGPT2Regex, "gpt2_regex"},
 	{FlagSplitDigits, "split_digits"}, {FlagNoPrefix, "no_prefix"}, {FlagQwen35Regex, "qwen35_regex"},
+	{FlagPipeline, "pipeline"}, {FlagChat, "chat"},
 }
 
 // FlagNames returns the names of the set bits of flags, in bit order; unknown
@@ -106,6 +111,9 @@ type Tokenizer struct {
 	EOS    int32 // -1 when none
 	Tokens []Token
 	Merges [][3]uint32 // left, right, merged; in rank order
+	// Extension sections: non-nil exactly when the flag is set.
+	Pipeline *Pipeline // FlagPipeline
+	Chat     *Chat     // FlagChat
 
 	once    sync.Once
 	pieceID map[string]int // normal tokens: bytes → id
@@ -333,10 +341,15 @@ func Parse(b []byte) (*Tokenizer, error) {
 		}
 		off += mergeSize
 	}
-	if off != size {
-		return nil, formatErr(int64(off), "%d trailing bytes after the merges", size-off)
+	mergeOff := int64(off) - int64(nMerges)*mergeSize
+	end, err := t.parseSections(b, int64(off))
+	if err != nil {
+		return nil, err
 	}
-	if err := t.validate(int64(size) - int64(nMerges)*mergeSize); err != nil {
+	if uint64(end) != size {
+		return nil, formatErr(end, "%d trailing bytes after the last section", int64(size)-end)
+	}
+	if err := t.validate(mergeOff); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -382,6 +395,9 @@ func (t *Tokenizer) Validate() error {
 		if len(tok.Bytes) > MaxTokenLen {
 			return formatErr(-1, "token %d: length %d above the limit %d", i, len(tok.Bytes), MaxTokenLen)
 		}
+	}
+	if err := t.validateSections(); err != nil {
+		return err
 	}
 	return t.validate(-1)
 }
@@ -496,7 +512,7 @@ func (t *Tokenizer) Bytes() []byte {
 		b = le.AppendUint32(b, m[1])
 		b = le.AppendUint32(b, m[2])
 	}
-	return b
+	return t.appendSections(b)
 }
 
 // Write validates t and writes it to path atomically: a temporary file in the
