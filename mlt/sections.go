@@ -23,11 +23,13 @@ type section struct {
 	parse func(t *Tokenizer, version uint32, p []byte, off int64) error
 	// append encodes the section's version and payload (without the length).
 	append func(t *Tokenizer, b []byte) []byte
+	// check, when set, validates a present section's fields before writing.
+	check func(t *Tokenizer) error
 }
 
 var sections = []section{
-	{FlagPipeline, "pipeline", func(t *Tokenizer) bool { return t.Pipeline != nil }, parsePipelineSection, appendPipelineSection},
-	{FlagChat, "chat", func(t *Tokenizer) bool { return t.Chat != nil }, parseChatSection, appendChatSection},
+	{FlagPipeline, "pipeline", func(t *Tokenizer) bool { return t.Pipeline != nil }, parsePipelineSection, appendPipelineSection, nil},
+	{FlagChat, "chat", func(t *Tokenizer) bool { return t.Chat != nil }, parseChatSection, appendChatSection, checkChatSection},
 }
 
 const sectionHeaderSize = 8
@@ -78,6 +80,11 @@ func (t *Tokenizer) validateSections() error {
 	for _, s := range sections {
 		if (t.Flags&s.flag != 0) != s.present(t) {
 			return formatErr(28, "flag %s (%d) must be set exactly when the tokenizer has a %s section", s.name, s.flag, s.name)
+		}
+		if s.check != nil && s.present(t) {
+			if err := s.check(t); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
