@@ -53,24 +53,57 @@ var maxLogitBytes = 64 << 20
 // forward runs one batch of tokens through every layer, then the classifier
 // for tokens first..n−1, calling emit(i, logits) for each in order.
 func (s *Session) forward(tokens []int, first int, emit func(i int, logits []float32) error) error {
+	n := len(tokens)
+	s.seqs = append(s.seqs[:0], seq{layers: s.layers, pos0: s.pos, n: n})
+	s.layerPass(tokens, s.seqs)
+	s.pos += n
+	s.rows = s.rows[:0]
+	for i := first; i < n; i++ {
+		s.rows = append(s.rows, i)
+	}
+	var fn func(j int, logits []float32) error
+	if emit != nil {
+		fn = func(j int, logits []float32) error { return emit(first+j, logits) }
+	}
+	return s.classify(s.rows, fn)
+}
+
+// seq is one sequence's part of a forward pass: scratch rows off … off+n−1
+// hold its tokens at positions pos0 … pos0+n−1, which attend to (and extend)
+// the caches in layers. A Session's own pass has one seq; a Batch's has one
+// per session.
+type seq struct {
+	layers       []layerState
+	pos0, off, n int
+}
+
+// layerPass runs the tokens of seqs (in order, len(tokens) rows in all)
+// through every layer, leaving the last residual in s.x. Row by row the
+// operations are those of a pass of the row's sequence alone.
+func (s *Session) layerPass(tokens []int, seqs []seq) {
 	m := s.m
 	c := &m.cfg
 	n := len(tokens)
 	dim := c.Dim
-	pos0 := s.pos
 
 	// Embedding rows, dequantized and scaled.
 	for i, t := range tokens {
 		embed(s.x[i*dim:(i+1)*dim], &m.tokEmb, t, c.EmbedScale)
 	}
-	// RoPE tables of the batch's positions.
+	// RoPE tables of the rows' positions, and each row's sequence.
 	half := c.RotDim / 2
-	for k, r := range m.ropes {
-		if r == nil {
-			continue
+	s.rowSeq = s.rowSeq[:0]
+	for q, sq := range seqs {
+		for range sq.n {
+			s.rowSeq = append(s.rowSeq, q)
 		}
-		for i := range n {
-			r.table(pos0+i, s.cos[k][i*half:(i+1)*half], s.sin[k][i*half:(i+1)*half])
+		for k, r := range m.ropes {
+			if r == nil {
+				continue
+			}
+			for i := sq.off; i < sq.off+sq.n; i++ {
+				r.table(sq.pos0+i-sq.off, s.cos[k][i*half:(i+1)*half], s.sin[k][i*half:(i+1)*half])
+			}
 		}
 	}
 	if s.imat != nil {
@@ -85,9 +118,9 @@ func (s *Session) forward(tokens []int, first int, emit func(i int, logits []flo
 		s.imat.add(l, slotAttnIn, s.xn, n, dim)
 		s.quant(s.xn, n, dim)
 		if c.isLinear(l) {
-			s.linear(l, n)
+			s.linear(l, n, seqs)
 		} else {
-			s.attention(l, n, pos0)
+			s.attention(l, n, seqs)
 		}
 		if L.postAttnNorm != nil {
 			for i := range n {
@@ -116,16 +149,20 @@ func (s *Session) forward(tokens []int, first int, emit func(i int, logits []flo
 		}
 		add(s.x[:n*dim], s.t[:n*dim])
 	}
-	s.pos += n
+}
 
-	// Classifier for the rows that need logits, at most maxLogitBytes at a time.
-	// Each row's logits are the same whichever pass computes them.
-	step := max(1, min(n, maxLogitBytes/(4*c.Vocab)))
-	for r0 := first; r0 < n; r0 += step {
-		r1 := min(r0+step, n)
+// classify runs the classifier on the given rows of s.x, at most
+// maxLogitBytes at a time, calling emit(j, logits) for rows[j] in order.
+// Each row's logits are the same whichever pass computes them.
+func (s *Session) classify(rows []int, emit func(j int, logits []float32) error) error {
+	m := s.m
+	c := &m.cfg
+	dim := c.Dim
+	step := max(1, min(len(rows), maxLogitBytes/(4*c.Vocab)))
+	for r0 := 0; r0 < len(rows); r0 += step {
+		r1 := min(r0+step, len(rows))
 		nl := r1 - r0
-		for i := r0; i < r1; i++ {
-			j := i - r0
+		for j, i := range rows[r0:r1] {
 			rmsNorm(s.xn[j*dim:(j+1)*dim], s.x[i*dim:(i+1)*dim], m.finalNorm, c.NormEps)
 		}
 		if s.imat != nil {
@@ -145,8 +182,8 @@ func (s *Session) forward(tokens []int, first int, emit func(i int, logits []flo
 		if emit == nil {
 			continue
 		}
-		for i := r0; i < r1; i++ {
-			if err := emit(i, out[(i-r0)*c.Vocab:(i-r0+1)*c.Vocab]); err != nil {
+		for j := r0; j < r1; j++ {
+			if err := emit(j, out[(j-r0)*c.Vocab:(j-r0+1)*c.Vocab]); err != nil {
 				return err
 			}
 		}
@@ -181,13 +218,12 @@ func embed(x []float32, w *qmat, t int, scale float32) {
 	}
 }
 
-// attention runs one attention layer over the batch, with the normalized input
-// quantized in s.qa, leaving the output projection in s.t.
-func (s *Session) attention(l, n, pos0 int) {
+// attention runs one attention layer over the n rows of seqs, with the
+// normalized input quantized in s.qa, leaving the output projection in s.t.
+func (s *Session) attention(l, n int, seqs []seq) {
 	m := s.m
 	c := &m.cfg
 	L := &m.layers[l]
-	ls := &s.layers[l]
 	hd, qd, kvd := c.HeadDim, c.QDim, c.KVDim
 	s.mul(s.q, &L.wq, n)
 	s.mul(s.k, &L.wk, n)
@@ -229,9 +265,10 @@ func (s *Session) attention(l, n, pos0 int) {
 		normRope(k, c.NKVHeads, L.kNorm, i)
 	}
 
-	// Scores over positions lo..p for query position p = pos0+i: keys before
-	// pos0 come from the cache, the batch's own keys from s.k, s.v; the order is
-	// increasing position either way, so batching does not change the bits.
+	// Scores over positions lo..p for query position p = pos0+i (i the row
+	// within its sequence): keys before pos0 come from the sequence's cache,
+	// the pass's own keys from its rows of s.k, s.v; the order is increasing
+	// position either way, so batching does not change the bits.
 	window := 0
 	if c.isSliding(l) {
 		window = c.SlidingWindow
@@ -242,13 +279,16 @@ func (s *Session) attention(l, n, pos0 int) {
 	s.pool.run(n*c.NHeads, 4, func(part, lo, hi int) {
 		sc := s.scores[part]
 		for item := lo; item < hi; item++ {
-			i, h := item/c.NHeads, item%c.NHeads
+			row, h := item/c.NHeads, item%c.NHeads
+			sq := &seqs[s.rowSeq[row]]
+			ls := &sq.layers[l]
+			pos0, i := sq.pos0, row-sq.off
 			p := pos0 + i
 			from := 0
 			if window > 0 {
 				from = max(0, p-window+1)
 			}
-			qh := s.q[i*qd+h*hd : i*qd+(h+1)*hd]
+			qh := s.q[row*qd+h*hd : row*qd+(h+1)*hd]
 			kvo := (h / group) * hd
 			w := sc[:p-from+1]
 			// Keys before pos0 from the cache (slot j mod slots), then the
@@ -258,7 +298,7 @@ func (s *Session) attention(l, n, pos0 int) {
 				asm.DotF32Strided(w[j:j+cnt], qh, ls.k[slot*kvd+kvo:], kvd)
 			})
 			if nb := len(w) - nc; nb > 0 {
-				asm.DotF32Strided(w[nc:], qh, s.k[max(0, from-pos0)*kvd+kvo:], kvd)
+				asm.DotF32Strided(w[nc:], qh, s.k[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
 			}
 			for x, v := range w {
 				v *= scale
@@ -268,7 +308,7 @@ func (s *Session) attention(l, n, pos0 int) {
 				w[x] = v
 			}
 			softmax(w)
-			out := s.o[i*qd+h*hd : i*qd+(h+1)*hd]
+			out := s.o[row*qd+h*hd : row*qd+(h+1)*hd]
 			// out = Σ_j w[j]·v_j in increasing j, each product rounded
 			// before it is added, from +0 (asm.AxpyF32Strided's order).
 			clear(out)
@@ -276,15 +316,19 @@ func (s *Session) attention(l, n, pos0 int) {
 				asm.AxpyF32Strided(out, w[j:j+cnt], ls.v[slot*kvd+kvo:], kvd)
 			})
 			if len(w) > nc {
-				asm.AxpyF32Strided(out, w[nc:], s.v[max(0, from-pos0)*kvd+kvo:], kvd)
+				asm.AxpyF32Strided(out, w[nc:], s.v[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
 			}
 		}
 	})
-	// Store the batch's keys and values (only the last `slots` matter for a ring).
-	for i := max(0, n-ls.slots); i < n; i++ {
-		slot := (pos0 + i) % ls.slots
-		copy(ls.k[slot*kvd:(slot+1)*kvd], s.k[i*kvd:(i+1)*kvd])
-		copy(ls.v[slot*kvd:(slot+1)*kvd], s.v[i*kvd:(i+1)*kvd])
+	// Store each sequence's keys and values (only the last `slots` matter for
+	// a ring).
+	for _, sq := range seqs {
+		ls := &sq.layers[l]
+		for i := max(0, sq.n-ls.slots); i < sq.n; i++ {
+			slot, r := (sq.pos0+i)%ls.slots, sq.off+i
+			copy(ls.k[slot*kvd:(slot+1)*kvd], s.k[r*kvd:(r+1)*kvd])
+			copy(ls.v[slot*kvd:(slot+1)*kvd], s.v[r*kvd:(r+1)*kvd])
+		}
 	}
 	if L.wg != nil {
 		o, g := s.o[:n*qd], s.g[:n*qd]
@@ -309,14 +353,13 @@ func ringSegments(slot, slots, n int, f func(j, slot, cnt int)) {
 	}
 }
 
-// linear runs one gated-delta-rule layer over the batch (SPEC.md "Linear
-// attention", ARCHITECTURES.md §7), with the normalized input quantized in
-// s.qa, leaving the output projection in s.t.
-func (s *Session) linear(l, n int) {
+// linear runs one gated-delta-rule layer over the n rows of seqs (SPEC.md
+// "Linear attention", ARCHITECTURES.md §7), with the normalized input
+// quantized in s.qa, leaving the output projection in s.t.
+func (s *Session) linear(l, n int, seqs []seq) {
 	m := s.m
 	c := &m.cfg
 	L := &m.layers[l]
-	ls := &s.layers[l]
 	C, V, K, dk, dv, kc := c.LinQKV(), c.LinV, c.LinK, c.LinDK, c.LinDV, c.LinConv
 	vd := V * dv
 	s.mul(s.u, &L.lqkv, n)
@@ -325,39 +368,44 @@ func (s *Session) linear(l, n int) {
 	s.mul(s.la, &L.la, n)
 
 	// Causal depthwise convolution, then SiLU, channel by channel; the state
-	// holds the last kc−1 pre-convolution inputs. Sum order: taps 0..kc−1, the
-	// last tap multiplying the current input.
+	// holds the last kc−1 pre-convolution inputs of each sequence. Sum order:
+	// taps 0..kc−1, the last tap multiplying the current input.
 	s.pool.run(C, 64, func(_, lo, hi int) {
 		hist := make([]float32, kc)
 		for ch := lo; ch < hi; ch++ {
 			w := L.lconv[ch*kc : (ch+1)*kc]
-			for j := range kc - 1 {
-				hist[j] = ls.conv[j*C+ch]
-			}
-			for i := range n {
-				hist[kc-1] = s.u[i*C+ch]
-				var acc float32
-				for j, wj := range w {
-					acc = acc + float32(wj*hist[j])
+			for _, sq := range seqs {
+				ls := &sq.layers[l]
+				for j := range kc - 1 {
+					hist[j] = ls.conv[j*C+ch]
 				}
-				copy(hist, hist[1:])
-				s.u[i*C+ch] = silu(acc)
-			}
-			for j := range kc - 1 {
-				ls.conv[j*C+ch] = hist[j]
+				for i := sq.off; i < sq.off+sq.n; i++ {
+					hist[kc-1] = s.u[i*C+ch]
+					var acc float32
+					for j, wj := range w {
+						acc = acc + float32(wj*hist[j])
+					}
+					copy(hist, hist[1:])
+					s.u[i*C+ch] = silu(acc)
+				}
+				for j := range kc - 1 {
+					ls.conv[j*C+ch] = hist[j]
+				}
 			}
 		}
 	})
 
-	// Per value head: normalize q and k, then the recurrence over the batch.
+	// Per sequence and value head: normalize q and k, then the recurrence
+	// over the sequence's rows.
 	invSqrtDk := float32(1 / math.Sqrt(float64(dk)))
-	s.pool.run(V, 1, func(_, lo, hi int) {
+	s.pool.run(len(seqs)*V, 1, func(_, lo, hi int) {
 		qk := make([]float32, 2*dk)
 		mem := make([]float32, dv)
-		for h := lo; h < hi; h++ {
+		for item := lo; item < hi; item++ {
+			sq, h := &seqs[item/V], item%V
 			kh := h / (V / K)
-			S := ls.s[h*dk*dv : (h+1)*dk*dv]
-			for i := range n {
+			S := sq.layers[l].s[h*dk*dv : (h+1)*dk*dv]
+			for i := sq.off; i < sq.off+sq.n; i++ {
 				u := s.u[i*C : (i+1)*C]
 				q, k := qk[:dk], qk[dk:]
 				copy(q, u[kh*dk:(kh+1)*dk])

@@ -42,6 +42,9 @@ type Session struct {
 	cos, sin [2][]float32
 	scores   [][]float32 // per thread: (ctx)
 	logits   []float32   // (B, vocab)
+	seqs     []seq       // the sequences of the current pass
+	rowSeq   []int       // (B): each row's index in seqs
+	rows     []int       // the rows the classifier runs on
 }
 
 // layerState is the memory one layer keeps between calls.
@@ -101,6 +104,14 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 		ls.k = make([]float32, ls.slots*c.KVDim)
 		ls.v = make([]float32, ls.slots*c.KVDim)
 	}
+	s.scratch(b, ctx)
+	return s, nil
+}
+
+// scratch allocates the buffers of a pass of b rows attending to at most ctx
+// positions.
+func (s *Session) scratch(b, ctx int) {
+	c := &s.m.cfg
 	in := max(c.Dim, c.QDim, c.HiddenDim)
 	if c.LinK > 0 {
 		in = max(in, c.LinVDim())
@@ -131,7 +142,6 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	for i := range s.scores {
 		s.scores[i] = make([]float32, ctx)
 	}
-	return s, nil
 }
 
 // Close stops the worker pool.
