@@ -1,0 +1,212 @@
+// Package atomicfile writes a file so that a reader, or a crash at any moment,
+// sees either the old file or the complete new one: the bytes go to a
+// temporary file beside the target, which is synced and renamed into place.
+//
+// The temporary file's name says what it is and whose it is:
+//
+//	.NAME.krafla-tmp-PID-RAND
+//
+// for the target NAME in the same folder, written by process PID (RAND keeps
+// two writers of one process apart). A process killed while writing (SIGKILL,
+// power loss) leaves that file behind; the next Create for the same target
+// removes such leftovers, and only those: names that match the pattern for
+// that exact target, last modified before this process started, whose PID is
+// not a running process (other than this one). Each removal is reported to the
+// function given to OnStale, so the command can say so.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// marker sits between the target's name and the writer's PID.
+const marker = ".krafla-tmp-"
+
+// start is this process's start, near enough: a leftover must be older.
+var start = time.Now()
+
+// Stale is a leftover temporary file that Create found for its target.
+type Stale struct {
+	Path    string    // the temporary file
+	Target  string    // the file it was being written as
+	PID     int       // the process that wrote it
+	Size    int64     // bytes
+	ModTime time.Time // its last write
+	Err     error     // non-nil when the removal failed
+}
+
+func (s Stale) String() string {
+	if s.Err != nil {
+		return fmt.Sprintf("cannot remove %s, a temporary file of %s left by interrupted process %d: %v", s.Path, s.Target, s.PID, s.Err)
+	}
+	return fmt.Sprintf("removed %s (%s), a temporary file of %s left by interrupted process %d", s.Path, sizeString(s.Size), s.Target, s.PID)
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+var onStale atomic.Pointer[func(Stale)]
+
+// OnStale sets the function told about every leftover temporary file Create
+// removes (or fails to remove); nil stops the reports. Commands set it once,
+// to print the report.
+func OnStale(fn func(Stale)) {
+	if fn == nil {
+		onStale.Store(nil)
+		return
+	}
+	onStale.Store(&fn)
+}
+
+// File is a temporary file that becomes the target when committed.
+type File struct {
+	*os.File        // the temporary file, open for writing
+	target   string // where Commit puts it
+	done     bool
+}
+
+// Create removes the target's leftover temporary files (see the package
+// comment) and creates a new temporary file beside target.
+func Create(target string) (*File, error) {
+	removeStale(target)
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+marker+strconv.Itoa(os.Getpid())+"-*")
+	if err != nil {
+		return nil, err
+	}
+	return &File{File: f, target: target}, nil
+}
+
+// Target returns the path the file is committed to.
+func (f *File) Target() string { return f.target }
+
+// Commit syncs and closes the temporary file, makes it readable by all
+// (0644, as an ordinary file; CreateTemp makes it private), calls verify (when
+// not nil) on its closed path, and renames it onto the target. On any error
+// the temporary file is removed and the target is untouched.
+func (f *File) Commit(verify func(tmp string) error) error {
+	if f.done {
+		return fmt.Errorf("atomicfile: %s: committed or aborted already", f.target)
+	}
+	err := f.Sync()
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && verify != nil {
+		err = verify(f.Name())
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), f.target)
+	}
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	f.done = true
+	syncDir(filepath.Dir(f.target))
+	return nil
+}
+
+// Abort closes and removes the temporary file; the target is untouched. It
+// does nothing after Commit or Abort.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// WriteFile writes b to path atomically.
+func WriteFile(path string, b []byte) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit(nil)
+}
+
+// syncDir makes a rename in dir durable. Some systems cannot open or sync a
+// folder; the rename is then as durable as the system makes it.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
+
+// stalePattern matches the temporary files of the target named base.
+func stalePattern(base string) *regexp.Regexp {
+	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(base) + regexp.QuoteMeta(marker) + `([0-9]{1,10})-[0-9]{1,20}$`)
+}
+
+// Leftovers lists the temporary files of target that Create would remove now.
+func Leftovers(target string) []Stale {
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	re := stalePattern(base)
+	var out []Stale
+	for _, e := range ents {
+		m := re.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(start) {
+			continue
+		}
+		out = append(out, Stale{Path: filepath.Join(dir, e.Name()), Target: target, PID: pid,
+			Size: info.Size(), ModTime: info.ModTime()})
+	}
+	return out
+}
+
+func removeStale(target string) {
+	for _, s := range Leftovers(target) {
+		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.Err = err
+		} else if err != nil {
+			continue // another process removed it first
+		}
+		if fn := onStale.Load(); fn != nil {
+			(*fn)(s)
+		}
+	}
+}
