@@ -7,7 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Magic and Version identify an MLI1 file; HeaderSize is the fixed header length.
@@ -381,38 +382,15 @@ func (f *File) MarshalBinary() ([]byte, error) {
 }
 
 // Write stores the file at path atomically: it writes a temporary file in the same
-// directory, syncs it and renames it into place, so a reader never sees half a file.
-func (f *File) Write(path string) (err error) {
+// directory (internal/atomicfile), syncs it and renames it into place, so a reader
+// never sees half a file.
+func (f *File) Write(path string) error {
 	b, err := f.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("imatrix: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(b); err != nil {
+	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("imatrix: writing %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("imatrix: writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file private; an imatrix is an ordinary file, as
-	// the models built from it are.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("imatrix: writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("imatrix: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("imatrix: %w", err)
 	}
 	return nil
 }

@@ -6,20 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Writer streams an .mlb file: the header and layer flags first, then each tensor
 // in file order, 64-byte aligned and zero padded, into a temporary file beside
-// the destination that Close renames into place. It refuses anything the loader
-// would refuse, so a file it completes always loads.
+// the destination (internal/atomicfile: .NAME.krafla-tmp-PID-RAND) that Close
+// renames into place. It refuses anything the loader would refuse, so a file it
+// completes always loads.
 type Writer struct {
 	path string
 	h    Header
 	ts   []TensorInfo
 	next int
-	tmp  *os.File
+	tmp  *atomicfile.File
 	bw   *bufio.Writer
 	pos  int64
 	err  error // sticky: the first error ends the file
@@ -29,7 +30,8 @@ type Writer struct {
 var zeros [Align]byte
 
 // Create validates h (with its Flags when LayerFlags is 1), creates a temporary
-// file beside path and writes the header and the layer flags.
+// file beside path (removing those a killed writer left for path) and writes
+// the header and the layer flags.
 func Create(path string, h *Header) (*Writer, error) {
 	if err := h.Validate(); err != nil {
 		return nil, withPath(err, path)
@@ -39,7 +41,7 @@ func Create(path string, h *Header) (*Writer, error) {
 	}
 	w := &Writer{path: path, h: *h, ts: tensors(h)}
 	w.h.Flags = append([]uint8(nil), h.Flags...)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, writeErr(path, err)
 	}
@@ -185,40 +187,25 @@ func (w *Writer) Close() error {
 		}
 	}
 	if w.err == nil {
-		if err := w.tmp.Sync(); err != nil {
-			w.err = writeErr(w.path, err)
-		}
-	}
-	if w.err == nil {
-		// CreateTemp makes the file private; a model is an ordinary file.
-		if err := w.tmp.Chmod(0o644); err != nil {
-			w.err = writeErr(w.path, err)
-		}
-	}
-	if w.err == nil {
-		if err := w.tmp.Close(); err != nil {
-			w.err = writeErr(w.path, err)
-		}
-	}
-	if w.err == nil {
 		// Verify with every check of the loader before the file replaces
 		// anything at w.path, so a file that fails never lands there.
-		f, err := Open(w.tmp.Name())
-		if err != nil {
-			var e *Error
-			if errors.As(err, &e) {
-				e.Path = w.path
-				e.Msg = "written file fails verification: " + e.Msg
+		err := w.tmp.Commit(func(tmp string) error {
+			f, err := Open(tmp)
+			if err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					e.Path = w.path
+					e.Msg = "written file fails verification: " + e.Msg
+				}
+				return err
 			}
-			w.err = err
-		} else {
-			f.Close()
+			return f.Close()
+		})
+		var e *Error
+		if err != nil && !errors.As(err, &e) {
+			err = writeErr(w.path, err)
 		}
-	}
-	if w.err == nil {
-		if err := os.Rename(w.tmp.Name(), w.path); err != nil {
-			w.err = writeErr(w.path, err)
-		}
+		w.err = err
 	}
 	if w.err != nil {
 		err := w.err
@@ -240,6 +227,5 @@ func (w *Writer) Abort() {
 	if w.err == nil {
 		w.err = errors.New("mlb: writer aborted")
 	}
-	w.tmp.Close()
-	os.Remove(w.tmp.Name())
+	w.tmp.Abort()
 }
