@@ -97,6 +97,12 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
+	// A folder without safetensors weights is named for what it holds
+	// instead (pickle, ONNX or GGUF files, shards without their index), even
+	// when config.json is missing too.
+	if err := checkWeights(dir); err != nil {
+		return nil, err
+	}
 	cfg, err := readConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err

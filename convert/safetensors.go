@@ -380,6 +380,10 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 		}
 		sort.Strings(shards)
 		for _, s := range shards {
+			if _, err := os.Stat(filepath.Join(dir, s)); errors.Is(err, os.ErrNotExist) {
+				c.Close()
+				return nil, missingShard(index, s, idx.WeightMap)
+			}
 			f, err := OpenSafetensors(filepath.Join(dir, s))
 			if err != nil {
 				c.Close()
@@ -398,11 +402,10 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 			}
 		}
 	case errors.Is(err, os.ErrNotExist):
-		if _, err := os.Stat(single); err != nil {
-			if _, err2 := os.Stat(filepath.Join(dir, "consolidated.safetensors")); err2 == nil {
-				return nil, fmt.Errorf("convert: %s: only consolidated.safetensors (native Mistral layout) found; use the Hugging Face model*.safetensors files", dir)
-			}
-			return nil, fmt.Errorf("convert: %s: neither model.safetensors nor model.safetensors.index.json found", dir)
+		if _, err := os.Stat(single); errors.Is(err, os.ErrNotExist) {
+			return nil, checkWeights(dir)
+		} else if err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
 		}
 		f, err := OpenSafetensors(single)
 		if err != nil {

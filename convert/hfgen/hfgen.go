@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/x448/float16"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Archs lists the architectures Write knows, each a Hugging Face family in
@@ -42,7 +44,7 @@ var Archs = []string{"llama", "llama3", "llama-linear", "llama-yarn", "mistral",
 // Shapes lists the sizes Write knows. "tiny" works with every architecture;
 // the others only with "llama" and "llama3", and give the real config of
 // that model (with random weights).
-var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b"}
+var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b", "stories260k"}
 
 // Options choose the size, precision and layout of a checkpoint.
 type Options struct {
@@ -92,6 +94,8 @@ func shapeDims(shape string) (dims, error) {
 		return dims{dim: 576, layers: 30, heads: 9, kv: 3, headDim: 64, hidden: 1536, vocab: 49152, maxPos: 8192}, nil
 	case "llama-3.2-1b":
 		return dims{dim: 2048, layers: 16, heads: 32, kv: 8, headDim: 64, hidden: 8192, vocab: 128256, maxPos: 131072}, nil
+	case "stories260k": // llama2.c's stories260K: an FFN width (172) that is not a multiple of 32
+		return dims{dim: 64, layers: 5, heads: 8, kv: 4, headDim: 8, hidden: 172, vocab: 512, maxPos: 512}, nil
 	}
 	return dims{}, fmt.Errorf("hfgen: unknown shape %q (want one of %s)", shape, strings.Join(Shapes, ", "))
 }
@@ -488,12 +492,11 @@ func writeFile(ctx context.Context, path string, specs []tensorSpec, stName stri
 	for len(hb)%8 != 0 {
 		hb = append(hb, ' ')
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	defer f.Abort() // after Commit: nothing
 	w := bufio.NewWriterSize(f, 1<<20)
 	var lb [8]byte
 	binary.LittleEndian.PutUint64(lb[:], uint64(len(hb)))
@@ -509,27 +512,21 @@ func writeFile(ctx context.Context, path string, specs []tensorSpec, stName stri
 		}
 		for left := elems(s.shape); left > 0; {
 			if err := ctx.Err(); err != nil {
-				f.Close()
 				return err
 			}
 			n := min(left, len(buf))
 			values(buf[:n], s.kind, cols, &r)
 			encode(out[:n*size], buf[:n], stName)
 			if _, err := w.Write(out[:n*size]); err != nil {
-				f.Close()
 				return err
 			}
 			left -= n
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return f.Commit(nil)
 }
 
 func encode(dst []byte, v []float32, dt string) {
