@@ -72,5 +72,10 @@ func loadTokenizer(dir string, skip bool, vocab int) (*mlt.Tokenizer, error) {
 	if len(t.Tokens) > vocab {
 		return nil, fmt.Errorf("convert: %s: %d tokens, more than the model's vocab of %d", p, len(t.Tokens), vocab)
 	}
+	c, err := mlt.ReadHFChat(dir, t)
+	if err != nil {
+		return nil, err
+	}
+	t.SetChat(c)
 	return t, nil
 }

@@ -51,8 +51,35 @@ type mltJSON struct {
 	Tokens     []mltTokenJSON `json:"sample_tokens"`
 	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
 	MergeList  []mltMergeJSON `json:"sample_merges"`
+	Chat       *mltChatJSON   `json:"chat,omitempty"`
 	AllTokens  []mltTokenJSON `json:"tokens,omitempty"` // with --tensors
 	AllMerges  []mltMergeJSON `json:"merges,omitempty"` // with --tensors
+}
+
+// mltChatJSON is the chat section; template sources only with --tensors.
+type mltChatJSON struct {
+	Templates []mltTemplateJSON `json:"templates"`
+	BOSToken  string            `json:"bos_token"`
+	EOSToken  string            `json:"eos_token"`
+	StopIDs   []int32           `json:"stop_ids"`
+}
+
+type mltTemplateJSON struct {
+	Name   string `json:"name"`
+	Bytes  int    `json:"bytes"`
+	Source string `json:"source,omitempty"`
+}
+
+// chatTemplateNames describes a chat section's templates in one phrase.
+func chatTemplateNames(c *mlt.Chat) string {
+	if len(c.Templates) == 0 {
+		return "no template"
+	}
+	parts := make([]string, len(c.Templates))
+	for i, t := range c.Templates {
+		parts[i] = fmt.Sprintf("%s (%d bytes)", t.Name, len(t.Source))
+	}
+	return fmt.Sprintf("%d template(s): %s", len(c.Templates), strings.Join(parts, ", "))
 }
 
 var attrNames = []string{"normal", "added", "byte"}
@@ -82,6 +109,19 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if j.FlagNames == nil {
 		j.FlagNames = []string{}
+	}
+	if c := t.Chat; c != nil {
+		j.Chat = &mltChatJSON{Templates: []mltTemplateJSON{}, BOSToken: c.BOSToken, EOSToken: c.EOSToken, StopIDs: c.StopIDs}
+		for _, nt := range c.Templates {
+			e := mltTemplateJSON{Name: nt.Name, Bytes: len(nt.Source)}
+			if opt.Tensors {
+				e.Source = nt.Source
+			}
+			j.Chat.Templates = append(j.Chat.Templates, e)
+		}
+		if j.Chat.StopIDs == nil {
+			j.Chat.StopIDs = []int32{}
+		}
 	}
 	merge := func(i int, m [3]uint32) mltMergeJSON {
 		return mltMergeJSON{Rank: i, Left: int(m[0]), Right: int(m[1]), Merged: int(m[2]),
@@ -143,6 +183,15 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	fmt.Fprintf(out, "  bos          %s\n", name(t.BOS))
 	fmt.Fprintf(out, "  eos          %s\n", name(t.EOS))
 	fmt.Fprintf(out, "  stop tokens  %s\n", strings.Join(stops, ", "))
+	if c := t.Chat; c != nil {
+		ids := make([]string, len(c.StopIDs))
+		for i, id := range c.StopIDs {
+			ids[i] = name(id)
+		}
+		fmt.Fprintf(out, "  chat         %s\n", chatTemplateNames(c))
+		fmt.Fprintf(out, "  chat tokens  bos_token %q, eos_token %q\n", c.BOSToken, c.EOSToken)
+		fmt.Fprintf(out, "  chat stops   %s\n", strings.Join(ids, ", "))
+	}
 	fmt.Fprintf(out, "sample tokens:\n")
 	for _, e := range j.Tokens {
 		fmt.Fprintf(out, "  %8d  %s\n", e.ID, e.Piece)
@@ -161,6 +210,11 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if opt.Tensors {
 		w := bufio.NewWriter(out)
+		if t.Chat != nil {
+			for _, nt := range t.Chat.Templates {
+				fmt.Fprintf(w, "chat template %s (%d bytes):\n%s\n", nt.Name, len(nt.Source), nt.Source)
+			}
+		}
 		fmt.Fprintf(w, "tokens (%d):\n", len(j.AllTokens))
 		for _, e := range j.AllTokens {
 			fmt.Fprintf(w, "  %8d  %-6s  %s\n", e.ID, e.Attr, e.Piece)

@@ -29,7 +29,12 @@ tokenizer_config.json beside it when present), maps its normalizer,
 pre-tokenizer, model, added tokens, post-processor and decoder onto an .mlt kind
 and flags, and writes the .mlt file. A tokenizer that no .mlt reproduces exactly
 (an NFKC normalizer, an unknown pre-tokenizer regex, several chained splits, a
-Unigram or WordPiece model, ...) is refused with a message naming the part.`,
+Unigram or WordPiece model, ...) is refused with a message naming the part.
+
+The chat templates travel along: tokenizer_config.json's chat_template (one, or
+a list of named ones), or chat_template.jinja / chat_template.json beside it,
+with the bos_token and eos_token strings and generation_config.json's
+eos_token_id as stop ids. krafla chat and run --chat use them.`,
 		Example: `  krafla tokenize ./Llama-3.2-1B -o llama.mlt
   krafla tokenize tokenizer.json`,
 		Args: exactArgs(1),
@@ -78,6 +83,11 @@ func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Wri
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	c, err := mlt.ReadHFChat(path, t)
+	if err != nil {
+		return err
+	}
+	t.SetChat(c)
 	if err := t.Write(o.Output); err != nil {
 		return err
 	}
@@ -93,5 +103,8 @@ func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Wri
 	}
 	fmt.Fprintf(out, "wrote %s: kind %d (%s), flags %d (%s), %d tokens (%d added), %d merges, bos %d, eos %d\n",
 		o.Output, t.Kind, t.Kind, t.Flags, flags, len(t.Tokens), added, len(t.Merges), t.BOS, t.EOS)
+	if c != nil {
+		fmt.Fprintf(out, "chat: %s, stop ids %v\n", chatTemplateNames(c), c.StopIDs)
+	}
 	return nil
 }
