@@ -45,7 +45,15 @@
 //	148     u32      lin_k_dim
 //	152     u32      lin_v_dim
 //	156     u32      lin_conv
-//	160     -        zero padding to 256
+//	160     u32      true_hidden_dim      (krafla extension: FFN width before padding; 0 = hidden_dim)
+//	164     -        zero padding to 256  (the loader refuses any nonzero byte here)
+//
+// true_hidden_dim is not in SPEC.md: it lives in what SPEC.md calls padding,
+// which every writer zeroes, so files without padded FFNs are unchanged and
+// readers that ignore the padding compute exactly (the padded channels are
+// zero). When set it is in hidden_dim−31 … hidden_dim−1, and the loader checks
+// that rows true_hidden_dim.. of w1 and w3 and columns true_hidden_dim.. of w2
+// store the zero code (docs/FORMATS.md).
 //
 // The body starts at offset 256. Every array starts at a multiple of 64 bytes and
 // is zero padded to one (the padding after the last array is optional). Tensors

@@ -78,6 +78,7 @@ type Header struct {
 	ScaleF16                                                          uint32
 	AttnSoftcap, FinalSoftcap                                         float32
 	RotDim, AttnGate, LinKHeads, LinVHeads, LinKDim, LinVDim, LinConv uint32
+	TrueHiddenDim                                                     uint32 // krafla's extension at 160 (docs/FORMATS.md)
 
 	Flags []uint8 // the per-layer flag bytes (body), len NLayers when LayerFlags == 1
 }
@@ -108,7 +109,13 @@ func f32f(name string, off int, meaning string, p func(*Header) *float32) Field 
 	return Field{Name: name, Offset: off, Float: true, Meaning: meaning, f: p}
 }
 
-// fields lists the header after the magic, in offset order (4 to 159).
+// ReservedStart is where the header's zero padding begins: SPEC.md's fields end
+// at 160, and krafla's one extension, true_hidden_dim, takes bytes 160 to 163.
+// The loader refuses a file with any other byte of 164 to 255 set: a field it
+// does not know would change what the file means.
+const ReservedStart = 164
+
+// fields lists the header after the magic, in offset order (4 to 163).
 var fields = []Field{
 	u32f("version", 4, "format version, 1", func(h *Header) *uint32 { return &h.Version }),
 	u32f("dim", 8, "model width", func(h *Header) *uint32 { return &h.Dim }),
@@ -149,9 +156,10 @@ var fields = []Field{
 	u32f("lin_k_dim", 148, "linear attention key head size", func(h *Header) *uint32 { return &h.LinKDim }),
 	u32f("lin_v_dim", 152, "linear attention value head size", func(h *Header) *uint32 { return &h.LinVDim }),
 	u32f("lin_conv", 156, "causal convolution taps", func(h *Header) *uint32 { return &h.LinConv }),
+	u32f("true_hidden_dim", 160, "FFN width before zero padding; 0 = hidden_dim", func(h *Header) *uint32 { return &h.TrueHiddenDim }),
 }
 
-// Fields returns the header fields after the magic (offsets 4 to 156), in order.
+// Fields returns the header fields after the magic (offsets 4 to 160), in order.
 func Fields() []Field { return append([]Field(nil), fields...) }
 
 // FieldByName returns the field SPEC.md calls name.
@@ -246,6 +254,16 @@ func (h *Header) LayerFlag(l int) uint8 {
 		f &^= FlagSliding
 	}
 	return f
+}
+
+// FFNDim is the model's true FFN width: true_hidden_dim, or hidden_dim when it
+// is 0. Channels from FFNDim to hidden_dim are zero padding (zero rows of w1
+// and w3, zero columns of w2) and contribute nothing.
+func (h *Header) FFNDim() int {
+	if h.TrueHiddenDim != 0 {
+		return int(h.TrueHiddenDim)
+	}
+	return int(h.HiddenDim)
 }
 
 // LinQKVDim is 2·K·dk + V·dv, the channels a linear-attention layer projects to.

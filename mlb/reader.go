@@ -135,6 +135,9 @@ func parse(data []byte) (*File, error) {
 	if err := h.Unmarshal(data); err != nil {
 		return nil, err
 	}
+	if err := checkReserved(data); err != nil {
+		return nil, err
+	}
 	if err := h.validateFormat(); err != nil {
 		return nil, err
 	}
@@ -203,6 +206,9 @@ func parse(data []byte) (*File, error) {
 		}
 		f.Tensors[i] = t
 		f.index[ti.Name] = i
+	}
+	if err := checkFFNPadding(f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

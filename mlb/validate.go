@@ -170,6 +170,12 @@ func (h *Header) validateShape() error {
 	if h.HiddenDim%BlockSize != 0 {
 		return shapeErr(off("hidden_dim"), "hidden_dim %d is not a multiple of %d", h.HiddenDim, BlockSize)
 	}
+	// true_hidden_dim records the width before the converter padded it to a
+	// multiple of 32; hidden_dim itself is written as 0, so a file has one form.
+	if t := h.TrueHiddenDim; t != 0 && (t >= h.HiddenDim || t+BlockSize <= h.HiddenDim) {
+		return shapeErr(off("true_hidden_dim"), "true_hidden_dim %d must be 0 or from %d to %d (hidden_dim %d is it rounded up to a multiple of %d)",
+			t, h.HiddenDim-BlockSize+1, h.HiddenDim-1, h.HiddenDim, BlockSize)
+	}
 	if h.HeadDim == 0 && h.Dim%h.NHeads != 0 {
 		return shapeErr(off("n_heads"), "n_heads %d does not divide dim %d (and head_dim is 0)", h.NHeads, h.Dim)
 	}

@@ -24,6 +24,7 @@ var specOffsets = map[string]int{
 	"embed_scale": 112, "attn_scale": 116, "scale_f16": 120, "attn_softcap": 124,
 	"final_softcap": 128, "rot_dim": 132, "attn_gate": 136, "lin_k_heads": 140,
 	"lin_v_heads": 144, "lin_k_dim": 148, "lin_v_dim": 152, "lin_conv": 156,
+	"true_hidden_dim": 160, // krafla's extension in SPEC.md's padding (docs/FORMATS.md)
 }
 
 var specFloats = map[string]bool{
@@ -87,7 +88,7 @@ func TestMarshalOffsets(t *testing.T) {
 	if got, w := string(out), string(buf); got != w {
 		t.Errorf("Marshal(Unmarshal(b)) differs from b")
 	}
-	for i := 160; i < mlb.HeaderSize; i++ {
+	for i := mlb.ReservedStart; i < mlb.HeaderSize; i++ {
 		if out[i] != 0 {
 			t.Fatalf("padding byte %d is %d, want 0", i, out[i])
 		}
@@ -356,6 +357,10 @@ var validationRows = []row{
 	{name: "lin_v_heads not a multiple of 4", base: linearBase, patch: both(u("lin_v_heads", 6), u("lin_k_heads", 2)), want: mlb.CodeShape, field: "lin_v_heads"},
 	{name: "lin_v_heads not a multiple of lin_k_heads", base: linearBase, patch: u("lin_k_heads", 3), want: mlb.CodeShape, field: "lin_v_heads"},
 	{name: "lin_v_heads×lin_v_dim not a multiple of 32", base: linearBase, patch: u("lin_v_dim", 9), want: mlb.CodeShape, field: "lin_v_dim"},
+	// krafla's extension (docs/FORMATS.md): mlbtest.Base's hidden_dim is 96.
+	{name: "true_hidden_dim = hidden_dim", patch: u("true_hidden_dim", 96), want: mlb.CodeShape, field: "true_hidden_dim"},
+	{name: "true_hidden_dim above hidden_dim", patch: u("true_hidden_dim", 97), want: mlb.CodeShape, field: "true_hidden_dim"},
+	{name: "true_hidden_dim 32 below", patch: u("true_hidden_dim", 64), want: mlb.CodeShape, field: "true_hidden_dim"},
 }
 
 func linearBase(h *mlb.Header) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -46,6 +47,7 @@ func writeFile(path string, h mlb.Header, seed int64) error {
 		}
 		if ti.Type.Quantized() {
 			q, d := randomMatrix(r, ti, h.ScaleF16 != 0)
+			zeroFFNPadding(&h, ti, q)
 			err = w.WriteMatrix(ti.Name, q, d)
 		} else {
 			err = w.WriteF32(ti.Name, randomF32(r, ti))
@@ -55,6 +57,43 @@ func writeFile(path string, h mlb.Header, seed int64) error {
 		}
 	}
 	return w.Close()
+}
+
+// zeroFFNPadding stores the zero code in the weights that true_hidden_dim
+// makes padding: rows true_hidden_dim.. of w1 and w3, columns true_hidden_dim..
+// of w2 (the loader checks them).
+func zeroFFNPadding(h *mlb.Header, ti mlb.TensorInfo, q []byte) {
+	n := int(h.TrueHiddenDim)
+	if n == 0 {
+		return
+	}
+	set := func(r, c int) {
+		i := r*ti.Cols + c
+		if ti.Type == mlb.Q8_0 {
+			q[i] = 0
+			return
+		}
+		p := &q[i/mlb.BlockSize*16+i%16]
+		if i%mlb.BlockSize < 16 {
+			*p = *p&0xf0 | 8
+		} else {
+			*p = *p&0x0f | 8<<4
+		}
+	}
+	switch {
+	case strings.HasSuffix(ti.Name, ".w1"), strings.HasSuffix(ti.Name, ".w3"):
+		for r := n; r < ti.Rows; r++ {
+			for c := 0; c < ti.Cols; c++ {
+				set(r, c)
+			}
+		}
+	case strings.HasSuffix(ti.Name, ".w2"):
+		for r := 0; r < ti.Rows; r++ {
+			for c := n; c < ti.Cols; c++ {
+				set(r, c)
+			}
+		}
+	}
 }
 
 // randomMatrix returns random quants and encoded scales for a quantized tensor.
@@ -261,6 +300,7 @@ func Cases() []Case {
 		h.AttnSoftcap, h.FinalSoftcap = 50, 30
 		h.RotDim, h.AttnGate = 8, 1
 		h.LinKHeads, h.LinVHeads, h.LinKDim, h.LinVDim, h.LinConv = 2, 4, 8, 8, 4
+		h.TrueHiddenDim = 86 // hidden_dim 96 holds 10 zero channels
 	})
 	add("one_layer_vocab3", func(h *mlb.Header) { h.NLayers = 1; h.Vocab = 3; h.NHeads = 2; h.NKVHeads = 2; h.MaxSeq = 1 })
 	return cs
