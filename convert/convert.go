@@ -45,7 +45,8 @@ type Report struct {
 	OutBytes    int64 // size of the .mlb
 	Elapsed     time.Duration
 	Warnings    []string
-	PeakRSS     int64 // bytes, peak resident memory before verification (Linux; 0 elsewhere)
+	Notes       []string // exact changes worth telling the user, e.g. the FFN padded to a multiple of 32
+	PeakRSS     int64    // bytes, peak resident memory before verification (Linux; 0 elsewhere)
 }
 
 // q8Classes are the --q8 class names and their q8_mask bits.
@@ -134,7 +135,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("convert: unknown Q4_0 rule %q (want best or round)", opt.Q4Rule)
 	}
-	rep := &Report{Arch: p.arch, Family: p.family.name, Out: opt.Out, Q4Rule: rule.String(), Warnings: p.warnings}
+	rep := &Report{Arch: p.arch, Family: p.family.name, Out: opt.Out, Q4Rule: rule.String(), Warnings: p.warnings, Notes: p.notes}
 	if opt.Type != quantize.TypeQ4_0 {
 		rep.Q4Rule = ""
 	}
@@ -274,8 +275,12 @@ var chunkBytes = 16 << 20
 // quantized independently, so the bytes equal those of one Matrix call.
 func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32) (q, s []byte, err error) {
 	rows, cols := ti.Rows, ti.Cols
-	if pr.t == nil || pr.rows != rows || pr.t.Cols() != cols {
+	if pr.t == nil || pr.rows != rows || pr.t.Cols() > cols {
 		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
+	}
+	sc, sr := pr.t.Cols(), rows // source columns and rows; the rest is zero padding
+	if pr.srcRows != 0 {
+		sr = pr.srcRows
 	}
 	per := max(1, chunkBytes/(4*cols))
 	if n := min(per, rows) * cols; cap(*bufp) < n {
@@ -288,17 +293,26 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 		}
 		r1 := min(rows, r0+per)
 		x := buf[:(r1-r0)*cols]
-		if pr.rowOf == nil {
+		if pr.rowOf == nil && sc == cols && r1 <= sr {
 			if err := pr.t.RowsF32(x, r0, r1); err != nil {
 				return nil, nil, err
 			}
 			pr.t.releaseRows(r0, r1)
 		} else {
 			for r := r0; r < r1; r++ {
-				sr := pr.rowOf(r)
-				if err := pr.t.RowsF32(x[(r-r0)*cols:(r-r0+1)*cols], sr, sr+1); err != nil {
+				row := x[(r-r0)*cols : (r-r0+1)*cols]
+				if r >= sr {
+					clear(row)
+					continue
+				}
+				s := r
+				if pr.rowOf != nil {
+					s = pr.rowOf(r)
+				}
+				if err := pr.t.RowsF32(row[:sc], s, s+1); err != nil {
 					return nil, nil, err
 				}
+				clear(row[sc:])
 			}
 		}
 		if pr.scale != 1 {

@@ -99,7 +99,7 @@ func expected(t *testing.T, ck *Checkpoint, ra refArch, h *mlb.Header) map[strin
 	dim := int(h.Dim)
 	hd := h.HeadDimEff()
 	rot := h.RotDimEff()
-	qd, kvd, hid := h.QDim(), h.KVDim(), int(h.HiddenDim)
+	qd, kvd, hid := h.QDim(), h.KVDim(), h.FFNDim() // hid: the checkpoint's FFN width
 	add := float32(0)
 	if ra.normPlus {
 		add = 1
@@ -170,6 +170,16 @@ func expected(t *testing.T, ck *Checkpoint, ra refArch, h *mlb.Header) map[strin
 			want[o+"w1"], want[o+"w3"] = src(b+"mlp.gate_proj.weight"), src(b+"mlp.up_proj.weight")
 		}
 		want[o+"w2"] = flat(splitRows(src(b+"mlp.down_proj.weight"), hid), scale)
+		// A padded FFN: zero rows of w1 and w3 up to hidden_dim, zero columns of w2.
+		if ph := int(h.HiddenDim); ph != hid {
+			want[o+"w1"] = append(want[o+"w1"], make([]float32, (ph-hid)*dim)...)
+			want[o+"w3"] = append(want[o+"w3"], make([]float32, (ph-hid)*dim)...)
+			var w2 []float32
+			for _, r := range splitRows(want[o+"w2"], hid) {
+				w2 = append(append(w2, r...), make([]float32, ph-hid)...)
+			}
+			want[o+"w2"] = w2
+		}
 	}
 	fn := norm(src("norm.weight"))
 	if ra.logits != 0 {

@@ -72,7 +72,11 @@ func buildHeader(c *config, f family) (*modelHeader, error) {
 	if h.NKVHeads, err = req("num_key_value_heads", kvDef); err != nil {
 		return nil, err
 	}
-	if h.HiddenDim, err = req("intermediate_size", 0); err != nil {
+	hid, err := req("intermediate_size", 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := PadFFN(h, int(hid)); err != nil {
 		return nil, err
 	}
 	maxPos, err := req("max_position_embeddings", f.maxPos)

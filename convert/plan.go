@@ -15,9 +15,13 @@ type producer struct {
 	t     *Tensor
 	rows  int
 	rowOf func(r int) int // nil: identity
-	scale float32         // multiplies every value; 1 = none
-	vec   func() ([]float32, error)
-	srcs  []*Tensor // released after the tensor is written
+	// srcRows, when not 0, is the rows that come from t: rows from srcRows
+	// on are zero padding (w1, w3 of a padded FFN). Columns past t's are
+	// zero padding too (w2).
+	srcRows int
+	scale   float32 // multiplies every value; 1 = none
+	vec     func() ([]float32, error)
+	srcs    []*Tensor // released after the tensor is written
 }
 
 // plan is everything Convert needs, decided before a byte is written.
@@ -27,6 +31,7 @@ type plan struct {
 	mh       *modelHeader
 	prods    map[string]*producer
 	warnings []string
+	notes    []string // exact changes the summary mentions (FFN padding)
 }
 
 // Prefixes of tensors that belong to other parts of composite models and
@@ -91,6 +96,9 @@ func buildPlan(c *config, ck *Checkpoint) (*plan, error) {
 		return nil, err
 	}
 	h := &mh.h
+	if err := CheckShapes(h); err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, c.path)
+	}
 	p := &plan{family: f, arch: arch, mh: mh, prods: map[string]*producer{}}
 
 	src := map[string]*Tensor{}
@@ -136,7 +144,7 @@ func buildPlan(c *config, ck *Checkpoint) (*plan, error) {
 		return t
 	}
 
-	dim, hid := int(h.Dim), int(h.HiddenDim)
+	dim, hid, phid := int(h.Dim), h.FFNDim(), int(h.HiddenDim) // phid: hid padded to a multiple of 32
 	hd := h.HeadDimEff()
 	qd, kvd := hd*int(h.NHeads), hd*int(h.NKVHeads)
 	rot := mh.rot
@@ -255,7 +263,15 @@ func buildPlan(c *config, ck *Checkpoint) (*plan, error) {
 			mat(o+"w1", get(b+"mlp.gate_proj.weight", hid, dim), hid, nil, 1)
 			mat(o+"w3", get(b+"mlp.up_proj.weight", hid, dim), hid, nil, 1)
 		}
-		mat(o+"w2", get(b+"mlp.down_proj.weight", dim, hid), dim, nil, mh.residual)
+		mat(o+"w2", get(b+"mlp.down_proj.weight", dim, hid), dim, nil, mh.residual) // columns padded to phid
+		for _, n := range []string{"w1", "w3"} {
+			if pr := p.prods[o+n]; pr != nil && phid != hid {
+				pr.rows, pr.srcRows = phid, hid
+			}
+		}
+	}
+	if phid != hid {
+		p.notes = append(p.notes, fmt.Sprintf("FFN width %d padded to %d with zero channels (exact: zero rows of w1 and w3, zero columns of w2; the header's true_hidden_dim records %d)", hid, phid, hid))
 	}
 	vec("final_norm", get("norm.weight", dim), nil, normAdd, 1/mh.logitScale)
 

@@ -131,6 +131,9 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	}
 	fmt.Fprintf(out, "wrote %s: %s (%s), %s, %d tensors, %.1f MB in %.1fs\n", rep.Out, rep.Arch, rep.Family, typ,
 		rep.Tensors, float64(rep.OutBytes)/1e6, rep.Elapsed.Seconds())
+	for _, n := range rep.Notes {
+		fmt.Fprintf(out, "note: %s\n", n)
+	}
 	if rep.PeakRSS > 0 {
 		fmt.Fprintf(out, "peak memory %.0f MB before verification\n", float64(rep.PeakRSS)/1e6)
 	}
