@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Kind is the tokenizer family of an .mlt file (header offset 8).
@@ -516,39 +517,13 @@ func (t *Tokenizer) Bytes() []byte {
 }
 
 // Write validates t and writes it to path atomically: a temporary file in the
-// same directory, synced, then renamed into place.
+// same directory (internal/atomicfile), synced, then renamed into place.
 func (t *Tokenizer) Write(path string) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: "cannot create temporary file", Err: err}
-	}
-	tmp := f.Name()
-	fail := func(msg string, err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: msg, Err: err}
-	}
-	if _, err := f.Write(t.Bytes()); err != nil {
-		return fail("write", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail("sync", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: "close", Err: err}
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: "chmod", Err: err}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: "rename into place", Err: err}
+	if err := atomicfile.WriteFile(path, t.Bytes()); err != nil {
+		return &Error{Code: ErrIO, Path: path, Offset: -1, Msg: "cannot write file", Err: err}
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Exit statuses that scripts can rely on.
@@ -161,6 +163,10 @@ func main() {
 // execute runs one command line and returns the exit status, printing the
 // error, if any, to errw.
 func execute(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	// A command writing a file removes the temporary files that a killed
+	// krafla left for the same target (internal/atomicfile); say which.
+	atomicfile.OnStale(func(s atomicfile.Stale) { fmt.Fprintln(errw, "krafla:", s) })
+	defer atomicfile.OnStale(nil)
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetIn(in)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/internal/atomicfile"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -51,10 +52,12 @@ type runOptions struct {
 func newRunCmd() *cobra.Command {
 	var o runOptions
 	c := &cobra.Command{
-		Use:   "run MODEL.mlb -p PROMPT",
+		Use:   "run MODEL.mlb [-p PROMPT]",
 		Short: "Generate text from a prompt, streaming it as it comes",
 		Long: `run evaluates the prompt in batches, then samples tokens and prints them as
-they are generated. It stops at the token limit, at the tokenizer's EOS or
+they are generated. Without -p (or with -p "") generation starts from the
+BOS token alone, as llama2.c's run does, when the tokenizer adds one; a
+tokenizer without BOS needs a prompt. It stops at the token limit, at the tokenizer's EOS or
 end-of-turn tokens, or when the context is full. Prefill and generation speed
 and the cache size go to stderr.
 
@@ -63,13 +66,11 @@ repetition penalty, temperature, top-k, min-p and top-p before a draw seeded
 by --seed. The same model, prompt, options and seed give the same text with
 any thread count.`,
 		Example: `  krafla run llama.mlb -p "The capital of France is" -n 32 --temp 0
+  krafla run stories260K.mlb --temp 0 -n 200          # a story from BOS alone
   krafla run qwen.mlb --chat -p "Write a haiku about lava"
   krafla run llama.mlb -p "Hello" -n 0 --logits hello.f32   # [n_tokens][vocab] float32`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Prompt == "" {
-				return usageError{fmt.Errorf("-p is required\nRun '%s --help' for usage.", cmd.CommandPath())}
-			}
 			if o.N < -1 {
 				return usageError{fmt.Errorf("-n %d: want a count of tokens, or -1 for no limit", o.N)}
 			}
@@ -81,7 +82,7 @@ any thread count.`,
 	}
 	o.bind(c)
 	f := c.Flags()
-	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt text (required)")
+	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt text (none: start from the BOS token)")
 	f.IntVarP(&o.N, "max-tokens", "n", 256, "tokens to generate at most (-1: until a stop token or a full context)")
 	f.BoolVar(&o.Chat, "chat", false, "wrap the prompt in the model family's chat template (Llama 3, Qwen, Gemma)")
 	f.StringVar(&o.Logits, "logits", "", "write the float32 logits of every prompt position to FILE (little-endian [n_tokens][vocab])")
@@ -193,7 +194,10 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		text = tmpl.Apply(text)
 	}
 	prompt := tok.Encode(text, infer.AddBOS(tok))
-	if len(prompt) == 0 {
+	switch {
+	case len(prompt) == 0 && text == "":
+		return usageError{fmt.Errorf("no prompt, and the tokenizer adds no BOS token to start from: give one with -p")}
+	case len(prompt) == 0:
 		return usageError{errors.New("-p: the prompt encodes to no tokens")}
 	}
 	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads})
@@ -269,18 +273,17 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 // logitsWriter writes rows of float32 logits to a temporary file renamed into
 // place by close.
 type logitsWriter struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
+	f   *atomicfile.File
+	w   *bufio.Writer
+	buf []byte
 }
 
 func newLogitsWriter(path string) (*logitsWriter, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--logits: %w", err)
 	}
-	return &logitsWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &logitsWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
 func (l *logitsWriter) write(_ int, logits []float32) error {
@@ -289,7 +292,7 @@ func (l *logitsWriter) write(_ int, logits []float32) error {
 		l.buf = binary.LittleEndian.AppendUint32(l.buf, math.Float32bits(v))
 	}
 	if _, err := l.w.Write(l.buf); err != nil {
-		return fmt.Errorf("--logits %s: %w", l.path, err)
+		return fmt.Errorf("--logits %s: %w", l.f.Target(), err)
 	}
 	return nil
 }
@@ -297,33 +300,17 @@ func (l *logitsWriter) write(_ int, logits []float32) error {
 func (l *logitsWriter) close() error {
 	err := l.w.Flush()
 	if err == nil {
-		err = l.f.Sync()
-	}
-	if err == nil {
-		// CreateTemp makes the file private; the logits are an ordinary file.
-		err = l.f.Chmod(0o644)
-	}
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(l.f.Name(), l.path)
+		err = l.f.Commit(nil)
 	}
 	if err != nil {
-		os.Remove(l.f.Name())
-		return fmt.Errorf("--logits %s: %w", l.path, err)
+		l.f.Abort()
+		return fmt.Errorf("--logits %s: %w", l.f.Target(), err)
 	}
-	l.f = nil
 	return nil
 }
 
-func (l *logitsWriter) abort() {
-	if l.f != nil {
-		l.f.Close()
-		os.Remove(l.f.Name())
-		l.f = nil
-	}
-}
+// abort removes the temporary file unless close committed it.
+func (l *logitsWriter) abort() { l.f.Abort() }
 
 // progressTo returns w when it is a terminal (progress lines redraw with \r),
 // else io.Discard, so logs and pipes get only the results.
