@@ -29,8 +29,8 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect FILE",
 		Short: "Validate a .mlb, .mlt or importance-matrix file and describe it",
 		Long: `inspect validates FILE completely and prints what it holds. The kind of file
-is recognised by its magic: MLB1 (.mlb model), MLT1 (.mlt tokenizer) or MLI1
-(importance matrix).
+is recognised by its magic: MLB1 (.mlb model), MLT1 (.mlt tokenizer), MLI1
+(importance matrix) or GGUF (llama.cpp's model files).
 
 For a model it prints the header fields (name, offset, value, meaning), the
 derived values, a summary per layer (sliding window, local RoPE, no RoPE,
@@ -42,6 +42,12 @@ SPEC.md names.
 For a tokenizer it prints the kind, flags, special tokens, stop tokens and
 samples of the tokens and merges; --tensors lists every token and merge. For
 an importance matrix it prints the header and a summary of every slot.
+
+For a GGUF file it prints the metadata (long arrays such as the tokens and
+merges summarised by their first elements; --tensors shows them whole), the
+tensor types with their counts and bytes, and totals; --tensors adds every
+tensor's name, type, shape (ggml order: the contiguous dimension first),
+offset and size.
 
 An invalid file prints its code and the reason (e.g. ML_E_SHAPE: n_kv_heads 3
 does not divide n_heads 4) and exits with status 1.`,
@@ -104,8 +110,6 @@ func runInspect(path string, opt inspectOptions, out io.Writer) error {
 // mistake and says what to do with them.
 func foreignHint(head []byte) string {
 	switch {
-	case string(head[:4]) == "GGUF":
-		return " (a GGUF file: convert the Hugging Face checkpoint with krafla convert instead)"
 	case len(head) == 9 && head[8] == '{':
 		return " (a safetensors file: convert its folder with krafla convert DIR)"
 	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")):

@@ -156,7 +156,7 @@ func TestInspectInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := filepath.Join(dir, "x.bin")
-	os.WriteFile(unknown, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	os.WriteFile(unknown, []byte("GGML\x03\x00\x00\x00"), 0o644)
 	short := filepath.Join(dir, "short")
 	os.WriteFile(short, []byte("ML"), 0o644)
 	st := filepath.Join(dir, "model.safetensors") // an 8-byte header length, then the JSON header
@@ -168,10 +168,10 @@ func TestInspectInvalid(t *testing.T) {
 	}{
 		{bad, "ML_E_SHAPE: " + bad + ": n_kv_heads 3 does not divide n_heads 4"},
 		{filepath.Join(dir, "missing.mlb"), "ML_E_IO"},
-		{unknown, `ML_E_FORMAT: ` + unknown + `: unknown file type: magic "GGUF"`},
+		{unknown, `ML_E_FORMAT: ` + unknown + `: unknown file type: magic "GGML"`},
 		{short, "ML_E_FORMAT"},
-		{st, `ML_E_FORMAT: ` + st + `: unknown file type: magic "\x10\x00\x00\x00" is none of MLB1, MLI1, MLT1 (a safetensors file: convert its folder with krafla convert DIR)`},
-		{js, `ML_E_FORMAT: ` + js + `: unknown file type: magic "{\n  " is none of MLB1, MLI1, MLT1 (JSON: a tokenizer.json becomes an .mlt with krafla tokenize)`},
+		{st, `ML_E_FORMAT: ` + st + `: unknown file type: magic "\x10\x00\x00\x00" is none of GGUF, MLB1, MLI1, MLT1 (a safetensors file: convert its folder with krafla convert DIR)`},
+		{js, `ML_E_FORMAT: ` + js + `: unknown file type: magic "{\n  " is none of GGUF, MLB1, MLI1, MLT1 (JSON: a tokenizer.json becomes an .mlt with krafla tokenize)`},
 	} {
 		_, err := execInspect(t, c.path)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
