@@ -171,7 +171,9 @@ type mlbDerived struct {
 	QDim           int     `json:"q_dim"`
 	KVDim          int     `json:"kv_dim"`
 	RotDim         int     `json:"rot_dim"`
-	GQAGroup       int     `json:"gqa_group"` // query heads per KV head
+	FFNDim         int     `json:"ffn_dim"`     // true FFN width: true_hidden_dim, or hidden_dim
+	FFNPadding     int     `json:"ffn_padding"` // zero channels hidden_dim − ffn_dim
+	GQAGroup       int     `json:"gqa_group"`   // query heads per KV head
 	EmbedScale     float64 `json:"embed_scale"`
 	AttnScale      float64 `json:"attn_scale"`
 	LinQKVDim      int     `json:"lin_qkv_dim,omitempty"`
@@ -257,6 +259,7 @@ func mlbBuildReport(f *mlb.File, withArrays bool) mlbReport {
 
 	d := &r.Derived
 	d.HeadDim, d.QDim, d.KVDim, d.RotDim = h.HeadDimEff(), h.QDim(), h.KVDim(), h.RotDimEff()
+	d.FFNDim, d.FFNPadding = h.FFNDim(), int(h.HiddenDim)-h.FFNDim()
 	d.GQAGroup = int(h.NHeads / h.NKVHeads)
 	d.EmbedScale = float64(h.EmbedScale)
 	if h.EmbedScale == 0 {
@@ -375,6 +378,14 @@ func inspectMLB(path string, opt inspectOptions, out io.Writer) error {
 	return mlbPrintTables(out, &f.Header, r, opt.Tensors)
 }
 
+// ffnDim describes the true FFN width and the padding hidden_dim adds to it.
+func ffnDim(d mlbDerived) string {
+	if d.FFNPadding == 0 {
+		return strconv.Itoa(d.FFNDim)
+	}
+	return fmt.Sprintf("%d (hidden_dim %d: %d zero channels of padding)", d.FFNDim, d.FFNDim+d.FFNPadding, d.FFNPadding)
+}
+
 func mlbFmtValue(v any) string {
 	switch x := v.(type) {
 	case float32:
@@ -435,6 +446,7 @@ func mlbPrintTables(out io.Writer, h *mlb.Header, r mlbReport, withArrays bool) 
 		{"q_dim", strconv.Itoa(d.QDim), "head_dim × n_heads"},
 		{"kv_dim", strconv.Itoa(d.KVDim), "head_dim × n_kv_heads"},
 		{"rot_dim", strconv.Itoa(d.RotDim), "dimensions RoPE rotates per head"},
+		{"ffn_dim", ffnDim(d), "true FFN width"},
 		{"gqa_group", strconv.Itoa(d.GQAGroup), "query heads per KV head"},
 		{"embed_scale", strconv.FormatFloat(d.EmbedScale, 'g', 6, 64), "factor on embedding rows"},
 		{"attn_scale", strconv.FormatFloat(d.AttnScale, 'g', 6, 64), "attention score factor"},

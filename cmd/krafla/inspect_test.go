@@ -108,8 +108,8 @@ func TestInspectMLBJSON(t *testing.T) {
 	if len(r.Flags) != 3 || r.Flags[0] != 3 || r.Flags[2] != 0 {
 		t.Errorf("layer_flag_bytes: got %v, want [3 3 0]", r.Flags)
 	}
-	if len(r.Header) != 40 {
-		t.Errorf("header has %d fields, want 40 (magic + 39)", len(r.Header))
+	if len(r.Header) != 41 {
+		t.Errorf("header has %d fields, want 41 (magic + 39 of SPEC.md + true_hidden_dim)", len(r.Header))
 	}
 	if r.Derived.HeadDim != 32 || r.Derived.QDim != 128 || r.Derived.KVDim != 64 {
 		t.Errorf("derived: got %+v, want head_dim 32, q_dim 128, kv_dim 64", r.Derived)
@@ -139,6 +139,38 @@ func TestInspectMLBJSON(t *testing.T) {
 	}
 	if len(r.Arrays) == 0 || r.Arrays[0].Name != "layer_flags" || r.Arrays[0].Offset != 256 || r.Arrays[0].Bytes != 3 {
 		t.Errorf("first array: got %+v, want layer_flags at 256, 3 bytes", r.Arrays[:1])
+	}
+}
+
+// TestInspectFFNPadding: a padded FFN shows its true width beside hidden_dim,
+// in the tables and the JSON (mlbtest's "everything" case: 86 of 96).
+func TestInspectFFNPadding(t *testing.T) {
+	path := mlbtest.Write(t, t.TempDir(), mlbtest.CaseHeader(t, "everything"), 1)
+	out, err := execInspect(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"true_hidden_dim", "86 (hidden_dim 96: 10 zero channels of padding)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = execInspect(t, "--json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Header  map[string]any
+		Derived struct {
+			FFNDim     int `json:"ffn_dim"`
+			FFNPadding int `json:"ffn_padding"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Header["true_hidden_dim"] != 86.0 || r.Derived.FFNDim != 86 || r.Derived.FFNPadding != 10 {
+		t.Errorf("got true_hidden_dim %v, ffn_dim %d, ffn_padding %d; want 86, 86, 10", r.Header["true_hidden_dim"], r.Derived.FFNDim, r.Derived.FFNPadding)
 	}
 }
 

@@ -89,14 +89,20 @@ any thread count.`,
 	f.StringVar(&o.Imatrix, "imatrix", "", "also write the importance matrix (MLI1) of this run's tokens to FILE")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
 	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages (saves the copy's memory; slower generation)")
-	f.Float32Var(&o.Sampling.Temp, "temp", 0.8, "sampling temperature (0: greedy)")
-	f.IntVar(&o.Sampling.TopK, "top-k", 40, "keep the K most likely tokens (0: all)")
-	f.Float32Var(&o.Sampling.TopP, "top-p", 0.95, "keep the most likely tokens up to this probability mass (1: all)")
-	f.Float32Var(&o.Sampling.MinP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
-	f.Float32Var(&o.Sampling.RepeatPenalty, "repeat-penalty", 1, "penalty on the last --repeat-last-n tokens (1: none)")
-	f.IntVar(&o.Sampling.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back on")
-	f.Uint64Var(&o.Sampling.Seed, "seed", 0, "random seed of the sampler")
+	bindSampling(c, &o.Sampling)
 	return c
+}
+
+// bindSampling adds the sampler's flags (run and chat share them).
+func bindSampling(c *cobra.Command, s *infer.SamplerOptions) {
+	f := c.Flags()
+	f.Float32Var(&s.Temp, "temp", 0.8, "sampling temperature (0: greedy)")
+	f.IntVar(&s.TopK, "top-k", 40, "keep the K most likely tokens (0: all)")
+	f.Float32Var(&s.TopP, "top-p", 0.95, "keep the most likely tokens up to this probability mass (1: all)")
+	f.Float32Var(&s.MinP, "min-p", 0.05, "drop tokens below this fraction of the top probability (0: none)")
+	f.Float32Var(&s.RepeatPenalty, "repeat-penalty", 1, "penalty on the last --repeat-last-n tokens (1: none)")
+	f.IntVar(&s.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back on")
+	f.Uint64Var(&s.Seed, "seed", 0, "random seed of the sampler")
 }
 
 func checkSampling(s *infer.SamplerOptions) error {

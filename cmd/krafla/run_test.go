@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/krafla/krafla/imatrix"
 	"github.com/krafla/krafla/mlb/mlbtest"
+	"github.com/krafla/krafla/mlt"
 )
 
 // runTestModel converts a synthetic tiny Llama 3 checkpoint (with its tokenizer)
@@ -83,6 +85,29 @@ func TestRunGenerates(t *testing.T) {
 	if !strings.Contains(errOut, "context of 12 positions is full") {
 		t.Errorf("stderr %q: want it to say the context is full", errOut)
 	}
+	// No prompt: with a tokenizer that adds BOS (the synthetic one does not:
+	// give it one), generation starts from BOS alone; -p "" is the same, and
+	// -v shows the one prompt token.
+	tp := strings.TrimSuffix(model, ".mlb") + ".mlt"
+	tok, err := mlt.Open(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.Flags |= mlt.FlagAddBOS
+	tok.BOS = tok.EOS
+	if err := tok.Write(tp); err != nil {
+		t.Fatal(err)
+	}
+	outBOS, errOut, err := runCLI("run", model, "-n", "6", "--temp", "0", "-v")
+	if err != nil {
+		t.Fatalf("run without -p: %v", err)
+	}
+	if want := fmt.Sprintf("prompt tokens: [%d]\n", tok.BOS); !strings.Contains(errOut, want) {
+		t.Errorf("run without -p: stderr %q, want %q", errOut, want)
+	}
+	if outEmpty, _, err := runCLI("run", model, "-p", "", "-n", "6", "--temp", "0"); err != nil || outEmpty != outBOS {
+		t.Errorf("run -p \"\": got %q, %v; want %q as without -p", outEmpty, err, outBOS)
+	}
 	imat := filepath.Join(t.TempDir(), "run.imatrix")
 	if _, _, err := runCLI("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
 		t.Errorf("--chat: %v", err)
@@ -138,7 +163,7 @@ func TestRunBadInput(t *testing.T) {
 		usage bool
 		want  string
 	}{
-		{"no prompt", []string{"run", model}, true, "-p is required"},
+		{"no prompt and no BOS", []string{"run", model}, true, "adds no BOS token"}, // the synthetic tokenizer adds none
 		{"ctx above max_seq", []string{"run", model, "-p", "x", "--ctx", "100000"}, false, "max_seq 256"},
 		{"prompt longer than ctx", []string{"run", model, "-p", "the lava flows under the ice", "--ctx", "3"}, false, "more than the context of 3"},
 		{"tokenizer larger than vocab", []string{"run", small, "-t", tok, "-p", "x"}, false, "more than the model's vocab of 67"},
