@@ -117,11 +117,12 @@ var ErrTooLong = errors.New("chat: the message does not fit in the context")
 // answer, the oldest turns are dropped (the system message stays) and
 // Reply.Dropped says how many.
 func (c *Conversation) Reply(ctx context.Context, user string, emit func(string) error) (*Reply, error) {
-	c.Turns = append(c.Turns, Message{"user", user})
+	before := c.Turns
+	c.Turns = append(c.Turns[:len(c.Turns):len(c.Turns)], Message{"user", user})
 	r := &Reply{}
 	ids, err := c.fit(r)
 	if err != nil {
-		c.Turns = c.Turns[:len(c.Turns)-1]
+		c.Turns = before // the conversation stays as it was
 		return nil, err
 	}
 	s := c.opt.Session
