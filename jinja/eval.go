@@ -1,0 +1,996 @@
+package jinja
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Error kinds: jinja2's (and Python's) exception names.
+const (
+	KindSyntax    = "TemplateSyntaxError"
+	KindTemplate  = "TemplateError" // raised by the template itself: raise_exception(message)
+	KindUndefined = "UndefinedError"
+	KindType      = "TypeError"
+	KindValue     = "ValueError"
+	KindSecurity  = "SecurityError"
+	KindRuntime   = "TemplateRuntimeError"
+	KindOverflow  = "OverflowError" // range past the sandbox's MAX_RANGE
+	KindZeroDiv   = "ZeroDivisionError"
+	KindLimit     = "LimitError" // our bounds: steps, call depth, output size
+)
+
+// Error is a syntax or runtime error, with the position of the construct at
+// fault: Line and Col are 1-based, Col in bytes.
+type Error struct {
+	Kind      string
+	Line, Col int
+	Msg       string
+	pos       int // byte offset in the normalised source
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Kind, e.Msg)
+}
+
+func (e *Error) locate(src string) {
+	p := min(max(e.pos, 0), len(src))
+	e.Line = strings.Count(src[:p], "\n") + 1
+	e.Col = p - strings.LastIndexByte(src[:p], '\n')
+}
+
+// Options bound and parameterise one render.
+type Options struct {
+	Now       time.Time // what strftime_now sees; zero: time.Now()
+	MaxOutput int       // bytes of output (and of any one string built); 0: DefaultMaxOutput
+	MaxSteps  int       // loop iterations plus calls; 0: DefaultMaxSteps
+}
+
+// Defaults of Options, generous for chat templates (the corpus's largest
+// render takes a few thousand steps and a few tens of KiB).
+const (
+	DefaultMaxOutput = 4 << 20
+	DefaultMaxSteps  = 1_000_000
+)
+
+// maxCallDepth bounds macro recursion (jinja2 has Python's recursion limit).
+var maxCallDepth = 200
+
+type frame struct {
+	vars   map[string]any
+	parent *frame
+}
+
+func (f *frame) lookup(name string) (any, bool) {
+	for ; f != nil; f = f.parent {
+		if v, ok := f.vars[name]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func newFrame(parent *frame) *frame { return &frame{vars: map[string]any{}, parent: parent} }
+
+type ctl int
+
+const (
+	ctlNone ctl = iota
+	ctlBreak
+	ctlContinue
+)
+
+// state is one render's: output, counters, clock. The Template is not touched.
+type state struct {
+	out      *strings.Builder
+	maxOut   int
+	maxSteps int
+	steps    int
+	depth    int
+	now      time.Time
+	pos      int // the construct being evaluated, for errors raised by builtins
+}
+
+// Render renders the template with vars as its variables. The values may be
+// nil, bool, string, int, int64, float64, json.Number, []any, map[string]any
+// (its keys iterate sorted), *Dict and what DecodeJSON returns. Runtime
+// errors are *Error values; a template's raise_exception has Kind
+// KindTemplate and its message as Msg.
+func (t *Template) Render(vars map[string]any, opt Options) (out string, err error) {
+	st := &state{out: &strings.Builder{}, maxOut: opt.MaxOutput, maxSteps: opt.MaxSteps, now: opt.Now}
+	if st.maxOut <= 0 {
+		st.maxOut = DefaultMaxOutput
+	}
+	if st.maxSteps <= 0 {
+		st.maxSteps = DefaultMaxSteps
+	}
+	if st.now.IsZero() {
+		st.now = time.Now()
+	}
+	top := newFrame(nil)
+	for k, v := range vars {
+		c, err := fromGo(v, 0)
+		if err != nil {
+			return "", &Error{Kind: KindType, Line: 1, Col: 1, Msg: fmt.Sprintf("variable %q: %v", k, err)}
+		}
+		top.vars[k] = c
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			e.locate(t.src)
+			out, err = "", e
+		}
+	}()
+	st.exec(t.body, top)
+	return st.out.String(), nil
+}
+
+func (st *state) fail(kind, format string, args ...any) {
+	panic(&Error{Kind: kind, Msg: fmt.Sprintf(format, args...), pos: st.pos})
+}
+
+func (st *state) failAt(pos int, kind, format string, args ...any) {
+	panic(&Error{Kind: kind, Msg: fmt.Sprintf(format, args...), pos: pos})
+}
+
+func (st *state) step() {
+	st.steps++
+	if st.steps > st.maxSteps {
+		st.fail(KindLimit, "more than %d steps (loop iterations and calls)", st.maxSteps)
+	}
+}
+
+func (st *state) write(s string) {
+	if st.out.Len()+len(s) > st.maxOut {
+		st.fail(KindLimit, "output longer than %d bytes", st.maxOut)
+	}
+	st.out.WriteString(s)
+}
+
+// checkLen refuses a string or list about to be built with n bytes or items.
+func (st *state) checkLen(n int) {
+	if n > st.maxOut {
+		st.fail(KindLimit, "value longer than %d bytes or items", st.maxOut)
+	}
+}
+
+// capture renders body in f into a fresh buffer and returns the text.
+func (st *state) capture(body []node, f *frame) string {
+	saved := st.out
+	st.out = &strings.Builder{}
+	defer func() { st.out = saved }()
+	st.exec(body, f)
+	return st.out.String()
+}
+
+func (st *state) undefinedError(u Undefined) {
+	if u.security {
+		st.fail(KindSecurity, "%s", u.hint)
+	}
+	st.fail(KindUndefined, "%s", u.hint)
+}
+
+func (st *state) exec(body []node, f *frame) ctl {
+	for _, n := range body {
+		if c := st.execOne(n, f); c != ctlNone {
+			return c
+		}
+	}
+	return ctlNone
+}
+
+func (st *state) execOne(n node, f *frame) ctl {
+	switch n := n.(type) {
+	case *textNode:
+		st.pos = n.pos
+		st.write(n.text)
+	case *outputNode:
+		v := st.eval(n.expr, f)
+		st.pos = n.pos
+		st.write(pyStr(v))
+	case *ifNode:
+		if truthy(st.eval(n.cond, f)) {
+			return st.exec(n.body, f)
+		}
+		return st.exec(n.else_, f)
+	case *forNode:
+		return st.execFor(n, f)
+	case *setNode:
+		st.assign(n.target, st.eval(n.value, f), f)
+	case *setBlockNode:
+		var v any = st.capture(n.body, newFrame(f))
+		v = st.applyFilters(n.filter, v, f)
+		st.assign(n.target, v, f)
+	case *macroNode:
+		f.vars[n.name] = &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f}
+	case *callBlockNode:
+		caller := &macro{name: "caller", params: n.params, defaults: n.defaults, body: n.body, closure: f}
+		v := st.evalCall(n.call, f, caller)
+		st.pos = n.pos
+		st.write(pyStr(v))
+	case *filterBlockNode:
+		var v any = st.capture(n.body, newFrame(f))
+		st.write(pyStr(st.applyFilters(n.filter, v, f)))
+	case *withNode:
+		inner := newFrame(f)
+		vals := make([]any, len(n.values))
+		for i, e := range n.values {
+			vals[i] = st.eval(e, f)
+		}
+		for i, t := range n.targets {
+			st.assign(t, vals[i], inner)
+		}
+		return st.exec(n.body, inner)
+	case *breakNode:
+		return ctlBreak
+	case *continueNode:
+		return ctlContinue
+	default:
+		st.failAt(n.position(), KindRuntime, "unknown statement %T", n)
+	}
+	return ctlNone
+}
+
+func (st *state) execFor(n *forNode, f *frame) ctl {
+	seq := st.eval(n.iter, f)
+	st.pos = n.iter.position()
+	items := st.iterate(seq)
+	if n.filter != nil {
+		var kept []any
+		for _, it := range items {
+			st.step()
+			tf := newFrame(f)
+			st.assign(n.target, it, tf)
+			if truthy(st.eval(n.filter, tf)) {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
+	}
+	if len(items) == 0 {
+		return st.exec(n.else_, newFrame(f))
+	}
+	lc := &loopContext{items: items}
+	for i, it := range items {
+		st.pos = n.pos
+		st.step()
+		lc.i = i
+		inner := newFrame(f)
+		inner.vars["loop"] = lc
+		st.assign(n.target, it, inner)
+		if st.exec(n.body, inner) == ctlBreak {
+			break
+		}
+	}
+	return ctlNone
+}
+
+func (st *state) assign(target node, v any, f *frame) {
+	switch t := target.(type) {
+	case *nameNode:
+		f.vars[t.name] = v
+	case *tupleNode:
+		st.pos = t.pos
+		items := st.iterate(v)
+		if len(items) != len(t.items) {
+			if len(items) < len(t.items) {
+				st.fail(KindValue, "not enough values to unpack (expected %d, got %d)", len(t.items), len(items))
+			}
+			st.fail(KindValue, "too many values to unpack (expected %d)", len(t.items))
+		}
+		for i, x := range t.items {
+			st.assign(x, items[i], f)
+		}
+	case *nsAttrNode:
+		ns, _ := f.lookup(t.ns)
+		n, ok := ns.(*Namespace)
+		if !ok {
+			st.failAt(t.pos, KindRuntime, "cannot assign attribute on non-namespace object")
+		}
+		n.d.Set(t.attr, v)
+	default:
+		st.failAt(target.position(), KindRuntime, "cannot assign to %T", target)
+	}
+}
+
+// iterate is Python's list(iter(v)).
+func (st *state) iterate(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return x
+	case Tuple:
+		return x
+	case *Dict:
+		return x.keys
+	case string:
+		return chars(x)
+	case Markup:
+		return chars(string(x))
+	case Undefined:
+		return nil
+	case *loopContext:
+		return x.items
+	case *generator:
+		if x.used {
+			return nil
+		}
+		x.used = true
+		return x.items
+	}
+	st.fail(KindType, "'%s' object is not iterable", typeName(v))
+	return nil
+}
+
+func chars(s string) []any {
+	l := make([]any, 0, len(s))
+	for _, r := range s {
+		l = append(l, string(r))
+	}
+	return l
+}
+
+func (st *state) lookup(name string, f *frame) any {
+	if v, ok := f.lookup(name); ok {
+		return v
+	}
+	if g, ok := globals[name]; ok {
+		return g
+	}
+	return Undefined{hint: fmt.Sprintf("'%s' is undefined", name)}
+}
+
+func (st *state) eval(n node, f *frame) any {
+	switch n := n.(type) {
+	case *constNode:
+		return n.val
+	case *nameNode:
+		return st.lookup(n.name, f)
+	case *listNode:
+		l := make([]any, len(n.items))
+		for i, e := range n.items {
+			l[i] = st.eval(e, f)
+		}
+		return l
+	case *tupleNode:
+		l := make(Tuple, len(n.items))
+		for i, e := range n.items {
+			l[i] = st.eval(e, f)
+		}
+		return l
+	case *dictNode:
+		d := NewDict()
+		for i, k := range n.keys {
+			kv := st.eval(k, f)
+			if !d.Set(kv, st.eval(n.vals[i], f)) {
+				st.failAt(k.position(), KindType, "unhashable type: '%s'", typeName(kv))
+			}
+		}
+		return d
+	case *getattrNode:
+		obj := st.eval(n.obj, f)
+		st.pos = n.pos
+		return st.getattr(obj, n.attr)
+	case *getitemNode:
+		obj := st.eval(n.obj, f)
+		key := st.eval(n.key, f)
+		st.pos = n.pos
+		return st.getitem(obj, key)
+	case *sliceNode:
+		return st.evalSlice(n, f)
+	case *callNode:
+		return st.evalCall(n, f, nil)
+	case *filterNode:
+		return st.applyFilters([]*filterNode{n}, st.eval(n.arg, f), f)
+	case *testNode:
+		return st.evalTest(n, f)
+	case *unaryNode:
+		v := st.eval(n.arg, f)
+		st.pos = n.pos
+		if n.op == "not" {
+			return !truthy(v)
+		}
+		return st.unary(n.op, v)
+	case *binNode:
+		a := st.eval(n.left, f)
+		switch n.op {
+		case "and":
+			if !truthy(a) {
+				return a
+			}
+			return st.eval(n.right, f)
+		case "or":
+			if truthy(a) {
+				return a
+			}
+			return st.eval(n.right, f)
+		}
+		b := st.eval(n.right, f)
+		st.pos = n.pos
+		return st.binop(n.op, a, b)
+	case *compareNode:
+		a := st.eval(n.first, f)
+		for i, op := range n.ops {
+			b := st.eval(n.rest[i], f)
+			st.pos = n.pos
+			if !st.compare(op, a, b) {
+				return false
+			}
+			a = b
+		}
+		return true
+	case *condNode:
+		if truthy(st.eval(n.cond, f)) {
+			return st.eval(n.then, f)
+		}
+		if n.else_ == nil {
+			return Undefined{hint: "the inline if-expression evaluated to false and no else section was defined"}
+		}
+		return st.eval(n.else_, f)
+	}
+	st.failAt(n.position(), KindRuntime, "cannot evaluate %T", n)
+	return nil
+}
+
+func (st *state) evalSlice(n *sliceNode, f *frame) any {
+	obj := st.eval(n.obj, f)
+	var idx [3]any
+	for i, e := range []node{n.start, n.stop, n.step} {
+		if e != nil {
+			idx[i] = st.eval(e, f)
+		}
+	}
+	st.pos = n.pos
+	if u, ok := obj.(Undefined); ok {
+		st.undefinedError(u)
+	}
+	var b [3]*int64
+	for i, v := range idx {
+		switch x := v.(type) {
+		case nil:
+		case bool, int64:
+			_, iv, _, _ := number(x)
+			b[i] = &iv
+		default:
+			st.fail(KindType, "slice indices must be integers or None")
+		}
+	}
+	switch x := obj.(type) {
+	case []any:
+		return st.sliceItems(x, b)
+	case Tuple:
+		return Tuple(st.sliceItems(x, b))
+	case string, Markup:
+		s, _ := asString(x)
+		rs := []rune(s)
+		start, stop, step := st.sliceBounds(len(rs), b)
+		var out []rune
+		for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+			out = append(out, rs[i])
+		}
+		if m, ok := x.(Markup); ok {
+			_ = m
+			return Markup(out)
+		}
+		return string(out)
+	}
+	return Undefined{hint: fmt.Sprintf("%s is not subscriptable by a slice", objDesc(obj))}
+}
+
+func (st *state) sliceItems(x []any, b [3]*int64) []any {
+	start, stop, step := st.sliceBounds(len(x), b)
+	out := []any{}
+	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+		out = append(out, x[i])
+	}
+	return out
+}
+
+// sliceBounds is PySlice_AdjustIndices.
+func (st *state) sliceBounds(n int, b [3]*int64) (start, stop, step int) {
+	step = 1
+	if b[2] != nil {
+		if *b[2] == 0 {
+			st.fail(KindValue, "slice step cannot be zero")
+		}
+		step = int(max(min(*b[2], math.MaxInt32), -math.MaxInt32))
+	}
+	clamp := func(p *int64, def int) int {
+		if p == nil {
+			return def
+		}
+		v := int(max(min(*p, math.MaxInt32), math.MinInt32))
+		if v < 0 {
+			v += n
+			if v < 0 {
+				if step < 0 {
+					return -1
+				}
+				return 0
+			}
+		} else if v >= n {
+			if step < 0 {
+				return n - 1
+			}
+			return n
+		}
+		return v
+	}
+	if step > 0 {
+		return clamp(b[0], 0), clamp(b[1], n), step
+	}
+	return clamp(b[0], n-1), clamp(b[1], -1), step
+}
+
+// kwarg is one keyword argument of a call.
+type kwarg struct {
+	name string
+	val  any
+}
+
+func (st *state) evalCall(n *callNode, f *frame, caller *macro) any {
+	fn := st.eval(n.fn, f)
+	args := make([]any, 0, len(n.args))
+	for _, a := range n.args {
+		args = append(args, st.eval(a, f))
+	}
+	if n.dynArgs != nil {
+		v := st.eval(n.dynArgs, f)
+		st.pos = n.dynArgs.position()
+		args = append(args, st.iterate(v)...)
+	}
+	kw := make([]kwarg, 0, len(n.kwNames))
+	for i, name := range n.kwNames {
+		kw = append(kw, kwarg{name, st.eval(n.kwVals[i], f)})
+	}
+	if n.dynKwargs != nil {
+		v := st.eval(n.dynKwargs, f)
+		d, ok := v.(*Dict)
+		if !ok {
+			st.failAt(n.dynKwargs.position(), KindType, "argument after ** must be a mapping, not %s", typeName(v))
+		}
+		for i, k := range d.keys {
+			ks, ok := k.(string)
+			if !ok {
+				st.failAt(n.dynKwargs.position(), KindType, "keywords must be strings")
+			}
+			kw = append(kw, kwarg{ks, d.vals[i]})
+		}
+	}
+	if caller != nil {
+		kw = append(kw, kwarg{"caller", caller})
+	}
+	st.pos = n.pos
+	return st.call(fn, args, kw)
+}
+
+func (st *state) call(fn any, args []any, kw []kwarg) any {
+	st.step()
+	switch x := fn.(type) {
+	case Undefined:
+		st.undefinedError(x)
+	case *function:
+		return x.fn(st, args, kw)
+	case *macro:
+		return st.callMacro(x, args, kw)
+	}
+	st.fail(KindType, "'%s' object is not callable", typeName(fn))
+	return nil
+}
+
+// macro is a {% macro %} (or the body of a {% call %} block, as caller).
+type macro struct {
+	name     string
+	params   []string
+	defaults []node
+	body     []node
+	closure  *frame
+}
+
+func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
+	if st.depth >= maxCallDepth {
+		st.fail(KindLimit, "macro calls nested deeper than %d", maxCallDepth)
+	}
+	pos := st.pos
+	fr := newFrame(m.closure)
+	var varargs []any
+	for i, a := range args {
+		if i < len(m.params) {
+			fr.vars[m.params[i]] = a
+		} else {
+			varargs = append(varargs, a)
+		}
+	}
+	extra := NewDict()
+	for _, k := range kw {
+		if k.name == "caller" {
+			fr.vars["caller"] = k.val
+			continue
+		}
+		if i := slices.Index(m.params, k.name); i >= 0 {
+			if i < len(args) {
+				st.fail(KindType, "macro '%s' got multiple values for argument '%s'", m.name, k.name)
+			}
+			fr.vars[k.name] = k.val
+			continue
+		}
+		extra.Set(k.name, k.val)
+	}
+	fr.vars["varargs"] = Tuple(varargs)
+	fr.vars["kwargs"] = extra
+	firstDefault := len(m.params) - len(m.defaults)
+	st.depth++
+	defer func() { st.depth-- }()
+	for i, p := range m.params {
+		if _, ok := fr.vars[p]; ok {
+			continue
+		}
+		if i >= firstDefault {
+			fr.vars[p] = st.eval(m.defaults[i-firstDefault], fr)
+		} else {
+			fr.vars[p] = Undefined{hint: fmt.Sprintf("parameter '%s' was not provided", p)}
+		}
+	}
+	st.pos = pos
+	return st.capture(m.body, fr)
+}
+
+func (st *state) applyFilters(fs []*filterNode, v any, f *frame) any {
+	for _, fn := range fs {
+		args := make([]any, 0, len(fn.args)+1)
+		args = append(args, v)
+		for _, a := range fn.args {
+			args = append(args, st.eval(a, f))
+		}
+		kw := make([]kwarg, len(fn.kwNames))
+		for i, name := range fn.kwNames {
+			kw[i] = kwarg{name, st.eval(fn.kwVals[i], f)}
+		}
+		st.pos = fn.pos
+		flt, ok := filters[fn.name]
+		if !ok {
+			st.fail(KindRuntime, "no filter named '%s'", fn.name)
+		}
+		st.step()
+		v = flt(st, args, kw)
+	}
+	return v
+}
+
+func (st *state) evalTest(n *testNode, f *frame) any {
+	v := st.eval(n.arg, f)
+	args := []any{v}
+	for _, a := range n.args {
+		args = append(args, st.eval(a, f))
+	}
+	kw := make([]kwarg, len(n.kwNames))
+	for i, name := range n.kwNames {
+		kw[i] = kwarg{name, st.eval(n.kwVals[i], f)}
+	}
+	st.pos = n.pos
+	t, ok := tests[n.name]
+	if !ok {
+		st.fail(KindRuntime, "no test named '%s'", n.name)
+	}
+	return t(st, args, kw)
+}
+
+// objDesc names an object as jinja2's undefined hints do.
+func objDesc(v any) string {
+	if v == nil {
+		return "None"
+	}
+	return "'" + typeName(v) + " object'"
+}
+
+// getattr is the sandbox's getattr: a Python attribute first (methods),
+// then the item of that name, else undefined.
+func (st *state) getattr(obj any, name string) any {
+	if u, ok := obj.(Undefined); ok {
+		st.undefinedError(u)
+	}
+	if v, ok := st.pyAttr(obj, name); ok {
+		return v
+	}
+	if v, ok := item(obj, name); ok {
+		return v
+	}
+	return Undefined{hint: fmt.Sprintf("%s has no attribute '%s'", objDesc(obj), name)}
+}
+
+// getitem is the sandbox's getitem: the item first, then for a string key
+// the attribute of that name, else undefined.
+func (st *state) getitem(obj, key any) any {
+	if u, ok := obj.(Undefined); ok {
+		st.undefinedError(u)
+	}
+	if v, ok := item(obj, key); ok {
+		return v
+	}
+	if s, ok := key.(string); ok {
+		if v, ok := st.pyAttr(obj, s); ok {
+			return v
+		}
+		return Undefined{hint: fmt.Sprintf("%s has no attribute '%s'", objDesc(obj), s)}
+	}
+	return Undefined{hint: fmt.Sprintf("%s has no element %s", objDesc(obj), pyRepr(key))}
+}
+
+// item is Python's obj[key] where it succeeds.
+func item(obj, key any) (any, bool) {
+	switch x := obj.(type) {
+	case *Dict:
+		return x.Get(key)
+	case []any:
+		return index(x, key)
+	case Tuple:
+		return index(x, key)
+	case string, Markup:
+		s, _ := asString(x)
+		if _, i, isInt, ok := number(key); ok && isInt {
+			rs := []rune(s)
+			if i < 0 {
+				i += int64(len(rs))
+			}
+			if i >= 0 && i < int64(len(rs)) {
+				return string(rs[i]), true
+			}
+		}
+	}
+	return nil, false
+}
+
+func index(x []any, key any) (any, bool) {
+	if _, i, isInt, ok := number(key); ok && isInt {
+		if i < 0 {
+			i += int64(len(x))
+		}
+		if i >= 0 && i < int64(len(x)) {
+			return x[i], true
+		}
+	}
+	return nil, false
+}
+
+func (st *state) unary(op string, v any) any {
+	if u, ok := v.(Undefined); ok {
+		st.undefinedError(u)
+	}
+	f, i, isInt, ok := number(v)
+	if !ok {
+		st.fail(KindType, "bad operand type for unary %s: '%s'", op, typeName(v))
+	}
+	if op == "+" {
+		if isInt {
+			return i
+		}
+		return f
+	}
+	if isInt {
+		return -i
+	}
+	return -f
+}
+
+func (st *state) compare(op string, a, b any) bool {
+	switch op {
+	case "==":
+		return pyEq(a, b)
+	case "!=":
+		return !pyEq(a, b)
+	case "in":
+		return st.contains(b, a)
+	case "notin":
+		return !st.contains(b, a)
+	}
+	for _, v := range []any{a, b} {
+		if u, ok := v.(Undefined); ok {
+			st.undefinedError(u)
+		}
+	}
+	c, err := pyCompare(a, b)
+	if err != nil {
+		st.fail(KindType, "'%s' not supported between instances of '%s' and '%s'", op, typeName(a), typeName(b))
+	}
+	switch op {
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+// contains is Python's x in container.
+func (st *state) contains(container, x any) bool {
+	switch c := container.(type) {
+	case string, Markup:
+		s, _ := asString(c)
+		sub, ok := asString(x)
+		if !ok {
+			if u, isU := x.(Undefined); isU {
+				st.undefinedError(u)
+			}
+			st.fail(KindType, "'in <string>' requires string as left operand, not %s", typeName(x))
+		}
+		return strings.Contains(s, sub)
+	case []any:
+		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
+	case Tuple:
+		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
+	case *Dict:
+		if _, ok := hashKey(x); !ok {
+			st.fail(KindType, "unhashable type: '%s'", typeName(x))
+		}
+		_, ok := c.Get(x)
+		return ok
+	case Undefined:
+		return false
+	}
+	st.fail(KindType, "argument of type '%s' is not iterable", typeName(container))
+	return false
+}
+
+func (st *state) binop(op string, a, b any) any {
+	if op == "~" {
+		s := pyStr(a) + pyStr(b)
+		st.checkLen(len(s))
+		return s
+	}
+	for _, v := range []any{a, b} {
+		if u, ok := v.(Undefined); ok {
+			st.undefinedError(u)
+		}
+	}
+	fa, ia, aInt, aNum := number(a)
+	fb, ib, bInt, bNum := number(b)
+	if aNum && bNum {
+		return st.arith(op, fa, ia, aInt, fb, ib, bInt)
+	}
+	switch op {
+	case "+":
+		if sa, ok := asString(a); ok {
+			sb, ok := asString(b)
+			if !ok {
+				st.fail(KindType, "can only concatenate str (not \"%s\") to str", typeName(b))
+			}
+			st.checkLen(len(sa) + len(sb))
+			_, ma := a.(Markup)
+			_, mb := b.(Markup)
+			switch {
+			case ma && !mb:
+				return Markup(sa + escapeHTML(sb))
+			case mb && !ma:
+				return Markup(escapeHTML(sa) + sb)
+			case ma && mb:
+				return Markup(sa + sb)
+			}
+			return sa + sb
+		}
+		switch x := a.(type) {
+		case []any:
+			if y, ok := b.([]any); ok {
+				st.checkLen(len(x) + len(y))
+				return append(slices.Clip(x), y...)
+			}
+			st.fail(KindType, "can only concatenate list (not \"%s\") to list", typeName(b))
+		case Tuple:
+			if y, ok := b.(Tuple); ok {
+				st.checkLen(len(x) + len(y))
+				return append(slices.Clip(x), y...)
+			}
+			st.fail(KindType, "can only concatenate tuple (not \"%s\") to tuple", typeName(b))
+		}
+	case "*":
+		seq, n := a, ib
+		if aInt && aNum {
+			seq, n = b, ia
+		} else if !(bInt && bNum) {
+			break
+		}
+		n = max(n, 0)
+		switch x := seq.(type) {
+		case string, Markup:
+			s, _ := asString(x)
+			st.checkLen(len(s) * int(min(n, int64(st.maxOut)+1)))
+			r := strings.Repeat(s, int(n))
+			if _, ok := x.(Markup); ok {
+				return Markup(r)
+			}
+			return r
+		case []any, Tuple:
+			items := st.iterate(x)
+			st.checkLen(len(items) * int(min(n, int64(st.maxOut)+1)))
+			out := make([]any, 0, len(items)*int(n))
+			for range n {
+				out = append(out, items...)
+			}
+			if _, ok := x.(Tuple); ok {
+				return Tuple(out)
+			}
+			return out
+		}
+	case "%":
+		if s, ok := asString(a); ok {
+			return st.percentFormat(s, b)
+		}
+	}
+	st.fail(KindType, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(a), typeName(b))
+	return nil
+}
+
+func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, ib int64, bInt bool) any {
+	ints := aInt && bInt
+	switch op {
+	case "+":
+		if ints {
+			return ia + ib
+		}
+		return fa + fb
+	case "-":
+		if ints {
+			return ia - ib
+		}
+		return fa - fb
+	case "*":
+		if ints {
+			return ia * ib
+		}
+		return fa * fb
+	case "/":
+		if fb == 0 {
+			st.fail(KindZeroDiv, "division by zero")
+		}
+		return fa / fb
+	case "//":
+		if fb == 0 {
+			st.fail(KindZeroDiv, "integer division or modulo by zero")
+		}
+		if ints {
+			q := ia / ib
+			if (ia%ib != 0) && ((ia < 0) != (ib < 0)) {
+				q--
+			}
+			return q
+		}
+		return math.Floor(fa / fb)
+	case "%":
+		if fb == 0 {
+			st.fail(KindZeroDiv, "integer division or modulo by zero")
+		}
+		if ints {
+			m := ia % ib
+			if m != 0 && (m < 0) != (ib < 0) {
+				m += ib
+			}
+			return m
+		}
+		m := math.Mod(fa, fb)
+		if m != 0 && (m < 0) != (fb < 0) {
+			m += fb
+		}
+		return m
+	case "**":
+		if ints && ib >= 0 {
+			r := int64(1)
+			for range min(ib, 64) {
+				r *= ia
+			}
+			return r
+		}
+		return math.Pow(fa, fb)
+	}
+	st.fail(KindType, "unsupported operand %s", op)
+	return nil
+}
+
+func escapeHTML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\"", "&#34;", "'", "&#39;").Replace(s)
+}
