@@ -3,7 +3,6 @@ package mlt
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,18 +51,24 @@ var (
 	shippedTok = map[string]*Tokenizer{}
 )
 
-// shipped returns the tokenizer of ../shared/tokenizers/<name>, built once
-// per test binary (gemma3 takes seconds).
+// shipped returns the tokenizer of ../shared/tokenizers/<name> (or of
+// ../shared/tokenizers-next/<name>), built once per test binary (gemma3 takes
+// seconds).
 func shipped(t testing.TB, name string) *Tokenizer {
 	t.Helper()
 	dir := testenv.Shared(t, "tokenizers", name)
+	return shippedDir(t, name, dir)
+}
+
+func shippedDir(t testing.TB, name, dir string) *Tokenizer {
+	t.Helper()
 	shippedMu.Lock()
 	defer shippedMu.Unlock()
-	if tk, ok := shippedTok[name]; ok {
+	if tk, ok := shippedTok[dir]; ok {
 		return tk
 	}
 	tk := fromHFViaFile(t, dir)
-	shippedTok[name] = tk
+	shippedTok[dir] = tk
 	return tk
 }
 
@@ -89,25 +94,29 @@ func short(s string) string {
 	return s
 }
 
-func TestConformance(t *testing.T) {
-	root := testenv.Shared(t, "tokenizers")
-	dirs, _ := filepath.Glob(filepath.Join(root, "*", "cases.jsonl"))
-	if len(dirs) == 0 {
-		t.Skip("no cases.jsonl under", root)
+// conformanceDirs lists the folders of ../shared/tokenizers and
+// ../shared/tokenizers-next that hold a cases.jsonl.
+func conformanceDirs(t testing.TB) []string {
+	var dirs []string
+	for _, set := range []string{"tokenizers", "tokenizers-next"} {
+		root := testenv.Shared(t, set)
+		found, _ := filepath.Glob(filepath.Join(root, "*", "cases.jsonl"))
+		for _, c := range found {
+			dirs = append(dirs, filepath.Dir(c))
+		}
 	}
-	for _, cases := range dirs {
-		dir := filepath.Dir(cases)
+	if len(dirs) == 0 {
+		t.Skip("no cases.jsonl under ../shared/tokenizers*")
+	}
+	return dirs
+}
+
+func TestConformance(t *testing.T) {
+	for _, dir := range conformanceDirs(t) {
 		name := filepath.Base(dir)
+		cases := filepath.Join(dir, "cases.jsonl")
 		t.Run(name, func(t *testing.T) {
-			if name == "claude" {
-				// NFKC has no .mlt flag: refusing is the only exact answer.
-				_, err := FromHF(dir)
-				if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "NFKC") {
-					t.Fatalf("FromHF(claude): got %v, want a refusal naming the NFKC normalizer", err)
-				}
-				return
-			}
-			tk := shipped(t, name)
+			tk := shippedDir(t, name, dir)
 			lines := readCaseLines(t, cases)
 			var okIDs, okSpecial, okDecoded int
 			fails := 0

@@ -37,7 +37,10 @@ type StreamDecoder struct {
 }
 
 // NewStreamDecoder returns a decoder at the start of a text.
-func (t *Tokenizer) NewStreamDecoder() *StreamDecoder { return &StreamDecoder{t: t} }
+func (t *Tokenizer) NewStreamDecoder() *StreamDecoder {
+	t.prepare()
+	return &StreamDecoder{t: t}
+}
 
 // Add decodes one more id and returns the text that became final.
 func (d *StreamDecoder) Add(id int) string {
@@ -59,8 +62,17 @@ func (d *StreamDecoder) appendToken(dst []byte, id int) []byte {
 		return dst
 	}
 	tok := &t.Tokens[id]
+	if tok.Attr == AttrNone {
+		return dst // no token: skipped like an id outside the vocabulary
+	}
+	b := tok.Bytes
+	if t.pipe != nil && t.pipe.decodeAs != nil {
+		if nb, ok := t.pipe.decodeAs[id]; ok {
+			b = nb
+		}
+	}
 	if t.Kind == KindByteLevel {
-		d.pending = append(d.pending, tok.Bytes...)
+		d.pending = append(d.pending, b...)
 		n := len(d.pending) - incompleteTail(d.pending)
 		dst = appendLossy(dst, d.pending[:n])
 		d.pending = append(d.pending[:0], d.pending[n:]...)
@@ -72,7 +84,6 @@ func (d *StreamDecoder) appendToken(dst []byte, id int) []byte {
 	}
 	dst = d.flushBytes(dst)
 	start := len(dst)
-	b := tok.Bytes
 	for len(b) > 0 {
 		i := indexMetaspace(b)
 		if i < 0 {
@@ -92,7 +103,11 @@ func (d *StreamDecoder) strip(dst []byte, start int) []byte {
 		return dst
 	}
 	d.started = true
-	if d.t.Flags&FlagNoPrefix == 0 && dst[start] == ' ' {
+	strip := d.t.Flags&FlagNoPrefix == 0
+	if d.t.Pipeline != nil {
+		strip = d.t.Pipeline.DecodeStrip > 0
+	}
+	if strip && dst[start] == ' ' {
 		dst = append(dst[:start], dst[start+1:]...)
 	}
 	return dst

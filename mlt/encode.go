@@ -20,25 +20,29 @@ type addedMatcher struct {
 func newAddedMatcher(toks []Token) addedMatcher {
 	m := addedMatcher{edges: map[uint64]int32{}, id: []int32{-1}}
 	for id, tok := range toks {
-		if tok.Attr != AttrAdded || len(tok.Bytes) == 0 {
-			continue
+		if tok.Attr == AttrAdded && len(tok.Bytes) > 0 {
+			m.add(tok.Bytes, id)
 		}
-		m.count++
-		m.first[tok.Bytes[0]] = true
-		node := int32(0)
-		for _, c := range tok.Bytes {
-			k := uint64(node)<<8 | uint64(c)
-			next, ok := m.edges[k]
-			if !ok {
-				next = int32(len(m.id))
-				m.id = append(m.id, -1)
-				m.edges[k] = next
-			}
-			node = next
-		}
-		m.id[node] = int32(id)
 	}
 	return m
+}
+
+// add puts the token id with the (non-empty) text b into the matcher.
+func (m *addedMatcher) add(b []byte, id int) {
+	m.count++
+	m.first[b[0]] = true
+	node := int32(0)
+	for _, c := range b {
+		k := uint64(node)<<8 | uint64(c)
+		next, ok := m.edges[k]
+		if !ok {
+			next = int32(len(m.id))
+			m.id = append(m.id, -1)
+			m.edges[k] = next
+		}
+		node = next
+	}
+	m.id[node] = int32(id)
 }
 
 // match returns the id and length of the longest added token that starts
@@ -75,6 +79,9 @@ func (t *Tokenizer) AppendEncode(out []int, text string, addBOS bool) []int {
 	t.prepare()
 	if addBOS && t.Flags&FlagAddBOS != 0 && t.BOS >= 0 {
 		out = append(out, int(t.BOS))
+	}
+	if t.pipe != nil {
+		return t.encodePipeline(text, out)
 	}
 	start := 0
 	if t.added.count > 0 {
@@ -136,15 +143,38 @@ func (t *Tokenizer) encodeSentencePiece(seg string, atStart bool, out []int) []i
 			return append(out, id)
 		}
 	}
-	// The merges cannot join a character to a following ▁ unless some token
-	// holds that pair (t.crossBefore), so the segment splits into words before
-	// such a ▁ and each word merges alone, which gives the same ids as merging
-	// the whole segment at once, in less time, and lets words be cached.
+	return t.spWords(seg, prefix, true, out)
+}
+
+// spPreToken appends the ids of one pre-token of a kind 1 tokenizer with a
+// pipeline: the pre-token reaches the model as it is (spaces are not ▁).
+func (t *Tokenizer) spPreToken(w string, out []int) []int {
+	if t.Flags&FlagIgnoreMerges != 0 {
+		if id, ok := t.pieceID[w]; ok {
+			return append(out, id)
+		}
+		if id, n := t.added.match(w); n == len(w) {
+			return append(out, id)
+		}
+	}
+	if !t.spSplit {
+		return t.spWord(w, false, false, out)
+	}
+	return t.spWords(w, false, false, out)
+}
+
+// spWords appends the ids of seg, merged word by word. The merges cannot join
+// a character to a following ▁ unless some token holds that pair
+// (t.crossASCII, t.crossOther), so the segment splits into words before such
+// a ▁ and each word merges alone, which gives the same ids as merging the
+// whole segment at once, in less time, and lets words be cached. With spaces,
+// a ' ' stands for ▁ (the SPEC.md kind 1, whose model replaces spaces).
+func (t *Tokenizer) spWords(seg string, prefix, spaces bool, out []int) []int {
 	ws, first := 0, true
 	prevSpace, prevCross := prefix, false
 	for i := 0; i < len(seg); {
 		c := seg[i]
-		size, space, cross := 1, c == ' ', false
+		size, space, cross := 1, spaces && c == ' ', false
 		if c < utf8.RuneSelf {
 			cross = t.crossASCII[c]
 		} else {
@@ -154,18 +184,22 @@ func (t *Tokenizer) encodeSentencePiece(seg string, atStart bool, out []int) []i
 			cross = t.crossOther[r]
 		}
 		if space && i > ws && !prevSpace && !prevCross {
-			out = t.spWord(seg[ws:i], first && prefix, out)
+			out = t.spWord(seg[ws:i], first && prefix, spaces, out)
 			first, ws = false, i
 		}
 		prevSpace, prevCross = space, cross && !space
 		i += size
 	}
-	return t.spWord(seg[ws:], first && prefix, out)
+	return t.spWord(seg[ws:], first && prefix, spaces, out)
 }
 
 // spWord appends the ids of one word of a kind 1 segment, with a ▁ before it
-// when prefix is set.
-func (t *Tokenizer) spWord(w string, prefix bool, out []int) []int {
+// when prefix is set; with spaces, ' ' is ▁. A character without a piece gets
+// its byte-fallback tokens, or when one of them is missing the pipeline's unk
+// token, placed and fused as the tokenizers library's BPE does (the pending
+// unk goes out before the next character that has a piece, so byte-fallback
+// tokens can come before it), or nothing without unk.
+func (t *Tokenizer) spWord(w string, prefix, spaces bool, out []int) []int {
 	cache := !prefix && len(w) <= maxCachedPreToken
 	if cache {
 		if out, ok := t.merger.cached(w, out); ok {
@@ -176,27 +210,29 @@ func (t *Tokenizer) spWord(w string, prefix bool, out []int) []int {
 	if prefix {
 		out = append(out, t.spaceID...)
 	}
+	pendingUnk := false
 	for i := 0; i < len(w); {
 		c := w[i]
 		if c < utf8.RuneSelf {
-			if c == ' ' {
+			if c == ' ' && spaces {
 				out = append(out, t.spaceID...)
 			} else if id := t.asciiID[c]; id >= 0 {
+				if pendingUnk {
+					out, pendingUnk = append(out, int(t.Pipeline.Unk)), false
+				}
 				out = append(out, int(id))
 			} else {
-				out = t.spPiece(w[i:i+1], out)
+				out, pendingUnk = t.spPiece(w[i:i+1], out, pendingUnk)
 			}
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(w[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, t.byteID[c])
-			i++
-			continue
-		}
-		out = t.spPiece(w[i:i+size], out)
+		_, size := utf8.DecodeRuneInString(w[i:])
+		out, pendingUnk = t.spPiece(w[i:i+size], out, pendingUnk)
 		i += size
+	}
+	if pendingUnk {
+		out = append(out, int(t.Pipeline.Unk))
 	}
 	out = out[:start+len(t.merger.merge(out[start:]))]
 	if cache {
@@ -205,19 +241,42 @@ func (t *Tokenizer) spWord(w string, prefix bool, out []int) []int {
 	return out
 }
 
-// spPiece appends the id of the one-character piece p, or its byte-fallback ids.
-func (t *Tokenizer) spPiece(p string, out []int) []int {
-	if id, ok := t.pieceID[p]; ok {
-		return append(out, id)
+// spPiece appends the id of the one-character piece p, or its byte-fallback
+// ids; pendingUnk says whether an unk waits to be appended (see spWord), and
+// the new value is returned.
+func (t *Tokenizer) spPiece(p string, out []int, pendingUnk bool) ([]int, bool) {
+	id, ok := t.pieceID[p]
+	if !ok {
+		// An added token that is also a vocabulary piece (Gemma's "▁▁", "\n").
+		if aid, n := t.added.match(p); n == len(p) {
+			id, ok = aid, true
+		}
 	}
-	// An added token that is also a vocabulary piece (Gemma's "▁▁", "\n").
-	if id, n := t.added.match(p); n == len(p) {
-		return append(out, id)
+	if ok {
+		if pendingUnk {
+			out = append(out, int(t.Pipeline.Unk))
+		}
+		return append(out, id), false
 	}
+	all := true
 	for i := 0; i < len(p); i++ {
-		out = append(out, t.byteID[p[i]])
+		all = all && t.byteID[p[i]] >= 0
 	}
-	return out
+	if all {
+		for i := 0; i < len(p); i++ {
+			out = append(out, t.byteID[p[i]])
+		}
+		return out, pendingUnk
+	}
+	// Only a pipeline tokenizer can lack byte tokens (Validate).
+	pl := t.Pipeline
+	if pl.Unk < 0 {
+		return out, false
+	}
+	if pendingUnk && !pl.FuseUnk {
+		out = append(out, int(pl.Unk))
+	}
+	return out, true
 }
 
 // Lookup returns the id of a token given as its stored text: an added token's

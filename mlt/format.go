@@ -92,6 +92,10 @@ const (
 	AttrNormal = 0 // a vocabulary piece reached through merges
 	AttrAdded  = 1 // matched literally in the text before anything else
 	AttrByte   = 2 // kind 1: byte-fallback token <0xXX>, stored as its single byte
+	// AttrNone marks an id that has no token (cl100k's 100256), empty; only
+	// in files with a pipeline section. Encoding never gives it and decoding
+	// skips it.
+	AttrNone = 3
 )
 
 // Token is one vocabulary entry. Bytes are the raw bytes a byte-level piece
@@ -127,6 +131,8 @@ type Tokenizer struct {
 	// ">▁</"); a word boundary is never placed after them.
 	crossASCII [128]bool
 	crossOther map[rune]bool
+	spSplit    bool       // kind 1 with a pipeline: words may be merged apart (▁ is a piece)
+	pipe       *pipeState // the compiled Pipeline, if any
 }
 
 // prepare builds the lookup state used by encoding. It is called lazily by
@@ -152,6 +158,9 @@ func (t *Tokenizer) prepare() {
 		}
 		t.added = newAddedMatcher(t.Tokens)
 		t.merger = newMergerRules(t.Merges)
+		if t.Pipeline != nil {
+			t.pipe = t.compilePipeline()
+		}
 		if t.Kind == KindSentencePiece {
 			for c := range t.asciiID {
 				t.asciiID[c] = -1
@@ -159,7 +168,9 @@ func (t *Tokenizer) prepare() {
 					t.asciiID[c] = int32(id)
 				}
 			}
-			t.spaceID = t.spPiece(metaspace, nil)
+			t.spaceID, _ = t.spPiece(metaspace, nil, false)
+			_, known := t.pieceID[metaspace]
+			t.spSplit = t.Pipeline == nil || known
 			for _, tok := range t.Tokens {
 				if tok.Attr != AttrByte {
 					t.noteCross(string(tok.Bytes))
@@ -313,8 +324,8 @@ func Parse(b []byte) (*Tokenizer, error) {
 		}
 		attr := b[off]
 		n := uint64(le.Uint32(b[off+1:]))
-		if attr > AttrByte {
-			return nil, formatErr(int64(off), "token %d: unknown attr %d (0 normal, 1 added, 2 byte)", i, attr)
+		if attr > AttrNone || attr == AttrNone && t.Flags&FlagPipeline == 0 {
+			return nil, formatErr(int64(off), "token %d: unknown attr %d (0 normal, 1 added, 2 byte; 3 none with a pipeline section)", i, attr)
 		}
 		if n > MaxTokenLen {
 			return nil, formatErr(int64(off+1), "token %d: length %d above the limit %d", i, n, MaxTokenLen)
@@ -390,8 +401,8 @@ func (t *Tokenizer) Validate() error {
 		return formatErr(-1, "n_vocab %d out of range 1..%d", len(t.Tokens), MaxVocab)
 	}
 	for i, tok := range t.Tokens {
-		if tok.Attr > AttrByte {
-			return formatErr(-1, "token %d: unknown attr %d (0 normal, 1 added, 2 byte)", i, tok.Attr)
+		if tok.Attr > AttrNone || tok.Attr == AttrNone && t.Flags&FlagPipeline == 0 {
+			return formatErr(-1, "token %d: unknown attr %d (0 normal, 1 added, 2 byte; 3 none with a pipeline section)", i, tok.Attr)
 		}
 		if len(tok.Bytes) > MaxTokenLen {
 			return formatErr(-1, "token %d: length %d above the limit %d", i, len(tok.Bytes), MaxTokenLen)
@@ -440,6 +451,10 @@ func (t *Tokenizer) validate(mergeOff int64) error {
 				return formatErr(-1, "token %d: added token %q duplicates token %d", i, tok.Bytes, j)
 			}
 			added[string(tok.Bytes)] = i
+		case AttrNone:
+			if len(tok.Bytes) != 0 {
+				return formatErr(-1, "token %d: a none token (attr 3) must be empty, it has %d bytes", i, len(tok.Bytes))
+			}
 		case AttrByte:
 			if t.Kind != KindSentencePiece {
 				return formatErr(-1, "token %d: byte tokens (attr 2) exist only in kind 1", i)
@@ -453,10 +468,15 @@ func (t *Tokenizer) validate(mergeOff int64) error {
 			byteSeen[tok.Bytes[0]] = i
 		}
 	}
+	if err := t.validatePipeline(); err != nil {
+		return err
+	}
 	for c := range 256 {
 		switch t.Kind {
 		case KindSentencePiece:
-			if byteSeen[c] < 0 {
+			// With a pipeline, a character whose byte tokens are not all
+			// there gets the unk token, as in the tokenizers library.
+			if byteSeen[c] < 0 && t.Pipeline == nil {
 				return formatErr(-1, "kind 1 needs all 256 byte-fallback tokens; <0x%02X> is missing", c)
 			}
 		case KindByteLevel:
@@ -475,8 +495,8 @@ func (t *Tokenizer) validate(mergeOff int64) error {
 				return formatErr(off, "merge %d names token %d, which does not exist (n_vocab %d)", i, id, n)
 			}
 			// Byte tokens stand outside the merge table in SentencePiece BPE.
-			if t.Tokens[id].Attr == AttrByte {
-				return formatErr(off, "merge %d uses byte token %d", i, id)
+			if t.Tokens[id].Attr == AttrByte || t.Tokens[id].Attr == AttrNone {
+				return formatErr(off, "merge %d uses byte or none token %d", i, id)
 			}
 		}
 		l, r, m2 := t.Tokens[m[0]].Bytes, t.Tokens[m[1]].Bytes, t.Tokens[m[2]].Bytes

@@ -48,6 +48,9 @@ type hfComp struct {
 	Split            *bool   `json:"split,omitempty"`
 	Start            *int    `json:"start,omitempty"`
 	Stop             *int    `json:"stop,omitempty"`
+	StripLeft        *bool   `json:"strip_left,omitempty"`
+	StripRight       *bool   `json:"strip_right,omitempty"`
+	Delimiter        *string `json:"delimiter,omitempty"`
 
 	Single        []map[string]struct{ ID string } `json:"single,omitempty"`
 	SpecialTokens map[string]struct {
@@ -77,6 +80,8 @@ type hfFile struct {
 		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
 		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 		ByteFallback            bool            `json:"byte_fallback"`
+		UnkToken                *string         `json:"unk_token"`
+		FuseUnk                 bool            `json:"fuse_unk"`
 		IgnoreMerges            bool            `json:"ignore_merges"`
 		Vocab                   map[string]int  `json:"vocab"`
 		Merges                  json.RawMessage `json:"merges"`
@@ -178,35 +183,57 @@ func isReplace(c *hfComp, from, to string) bool {
 }
 
 func fromHF(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
+	if err := checkModel(f); err != nil {
+		return nil, err
+	}
+	// A tokenizer the SPEC.md flags describe exactly is written as before;
+	// anything else gets a pipeline section.
+	if t, err := fromHFFlags(f, cfg); err == nil {
+		return t, nil
+	}
+	return fromHFPipeline(f, cfg)
+}
+
+// checkModel refuses the models no .mlt reproduces: anything but BPE, and BPE
+// with dropout or word prefixes and suffixes.
+func checkModel(f *hfFile) error {
 	m := &f.Model
 	if m.Type != nil && *m.Type != "BPE" {
-		return nil, unsupported("model type %q (only BPE)", *m.Type)
+		return unsupported("model type %q (only BPE)", *m.Type)
 	}
 	if m.Vocab == nil {
-		return nil, unsupported("model has no vocab (only BPE models)")
+		return unsupported("model has no vocab (only BPE models)")
 	}
 	if m.Dropout != nil && *m.Dropout != 0 {
-		return nil, unsupported("model dropout %v makes encoding random", *m.Dropout)
+		return unsupported("model dropout %v makes encoding random", *m.Dropout)
 	}
 	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" {
-		return nil, unsupported("model continuing_subword_prefix %q", *m.ContinuingSubwordPrefix)
+		return unsupported("model continuing_subword_prefix %q", *m.ContinuingSubwordPrefix)
 	}
 	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
-		return nil, unsupported("model end_of_word_suffix %q", *m.EndOfWordSuffix)
+		return unsupported("model end_of_word_suffix %q", *m.EndOfWordSuffix)
 	}
+	return nil
+}
 
-	t := &Tokenizer{BOS: -1, EOS: -1}
-	if m.IgnoreMerges {
-		t.Flags |= FlagIgnoreMerges
-	}
-	byteLevel := false
+// hasByteLevel reports whether the pre-tokenizer holds a ByteLevel step (kind 2).
+func hasByteLevel(f *hfFile) bool {
 	for _, p := range flatten(f.PreTokenizer) {
 		if p.Type == "ByteLevel" {
-			byteLevel = true
+			return true
 		}
 	}
+	return false
+}
+
+// fromHFFlags maps a tokenizer.json onto a kind and the SPEC.md flags.
+func fromHFFlags(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
+	t := &Tokenizer{BOS: -1, EOS: -1}
+	if f.Model.IgnoreMerges {
+		t.Flags |= FlagIgnoreMerges
+	}
 	var err error
-	if byteLevel {
+	if hasByteLevel(f) {
 		t.Kind = KindByteLevel
 		err = mapByteLevel(f, t)
 	} else {
@@ -219,16 +246,252 @@ func fromHF(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
 	if err := checkAddedTokens(f); err != nil {
 		return nil, err
 	}
+	return finishHF(f, cfg, t)
+}
+
+// finishHF fills the vocabulary, merges and post-processor and validates.
+func finishHF(f *hfFile, cfg *hfConfig, t *Tokenizer) (*Tokenizer, error) {
 	if err := buildVocab(f, t); err != nil {
 		return nil, err
 	}
 	if err := mapPostProcessor(f, cfg, t); err != nil {
 		return nil, err
 	}
+	if t.Pipeline != nil {
+		if err := mapPipelineTokens(f, t); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.Validate(); err != nil {
 		return nil, unsupported("%s", strings.TrimPrefix(err.Error(), "mlt: "))
 	}
 	return t, nil
+}
+
+// fromHFPipeline maps a tokenizer.json onto a kind and a pipeline section.
+func fromHFPipeline(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
+	t := &Tokenizer{BOS: -1, EOS: -1, Flags: FlagPipeline, Pipeline: &Pipeline{Unk: -1}}
+	if f.Model.IgnoreMerges {
+		t.Flags |= FlagIgnoreMerges
+	}
+	t.Kind = KindSentencePiece
+	if hasByteLevel(f) {
+		t.Kind = KindByteLevel
+	}
+	pl := t.Pipeline
+	for _, n := range flatten(f.Normalizer) {
+		s, err := hfNormalizer(n)
+		if err != nil {
+			return nil, err
+		}
+		pl.Normalizers = append(pl.Normalizers, s...)
+	}
+	for _, p := range flatten(f.PreTokenizer) {
+		s, err := hfPreTokenizer(p)
+		if err != nil {
+			return nil, err
+		}
+		pl.PreTokenizers = append(pl.PreTokenizers, s...)
+	}
+	if t.Kind == KindByteLevel {
+		if pl.PreTokenizers[len(pl.PreTokenizers)-1].Op != OpByteLevel {
+			return nil, unsupported("pre_tokenizer %s: a step after ByteLevel would see the byte alphabet", describe(f.PreTokenizer))
+		}
+		if f.Decoder == nil || f.Decoder.Type != "ByteLevel" {
+			return nil, unsupported("decoder %s (a byte-level tokenizer needs ByteLevel)", describe(f.Decoder))
+		}
+	} else {
+		strip, err := hfKind1Decoder(f.Decoder)
+		if err != nil {
+			return nil, err
+		}
+		pl.DecodeStrip = strip
+		pl.FuseUnk = f.Model.FuseUnk
+	}
+	for _, a := range f.AddedTokens {
+		if a.Content == "" {
+			return nil, unsupported("added token id %d is empty", a.ID)
+		}
+	}
+	return finishHF(f, cfg, t)
+}
+
+// hfNormalizer maps one normalizer (not a Sequence).
+func hfNormalizer(n *hfComp) ([]Step, error) {
+	switch n.Type {
+	case "NFC":
+		return []Step{{Op: OpNFC}}, nil
+	case "NFD":
+		return []Step{{Op: OpNFD}}, nil
+	case "NFKC":
+		return []Step{{Op: OpNFKC}}, nil
+	case "NFKD":
+		return []Step{{Op: OpNFKD}}, nil
+	case "Lowercase":
+		return []Step{{Op: OpLowercase}}, nil
+	case "StripAccents":
+		return []Step{{Op: OpStripAccents}}, nil
+	case "Prepend":
+		if n.Prepend == nil {
+			return nil, unsupported("normalizer Prepend without prepend")
+		}
+		return []Step{{Op: OpPrepend, Pattern: *n.Prepend}}, nil
+	case "Strip":
+		return []Step{{Op: OpStrip, Left: n.StripLeft == nil || *n.StripLeft, Right: n.StripRight == nil || *n.StripRight}}, nil
+	case "Replace":
+		pat, regex, err := hfPattern(n)
+		if err != nil {
+			return nil, err
+		}
+		if n.Content == nil {
+			return nil, unsupported("normalizer Replace without content")
+		}
+		return []Step{{Op: OpReplace, Pattern: pat, Regex: regex, Content: *n.Content}}, nil
+	}
+	return nil, unsupported("normalizer %s", describe(n))
+}
+
+// hfPattern reads a Split or Replace pattern: {"String": s} or {"Regex": r}.
+func hfPattern(c *hfComp) (string, bool, error) {
+	switch {
+	case c.Pattern != nil && c.Pattern.String != nil && c.Pattern.Regex == nil:
+		return *c.Pattern.String, false, nil
+	case c.Pattern != nil && c.Pattern.Regex != nil && c.Pattern.String == nil:
+		if _, err := compileOniguruma(*c.Pattern.Regex); err != nil {
+			return "", false, unsupported("%s: %v", c.Type, err)
+		}
+		return *c.Pattern.Regex, true, nil
+	}
+	return "", false, unsupported("%s pattern %s (want one of String and Regex)", c.Type, describe(c))
+}
+
+func hfBehavior(c *hfComp, def Behavior) (Behavior, error) {
+	if c.Behavior == "" {
+		return def, nil
+	}
+	for i, n := range behaviorNames {
+		if n == c.Behavior {
+			return Behavior(i), nil
+		}
+	}
+	return 0, unsupported("%s behavior %q", c.Type, c.Behavior)
+}
+
+// hfPreTokenizer maps one pre-tokenizer (not a Sequence).
+func hfPreTokenizer(p *hfComp) ([]Step, error) {
+	switch p.Type {
+	case "Split":
+		pat, regex, err := hfPattern(p)
+		if err != nil {
+			return nil, err
+		}
+		b, err := hfBehavior(p, Isolated)
+		if err != nil {
+			return nil, err
+		}
+		return []Step{{Op: OpSplit, Pattern: pat, Regex: regex, Behavior: b, Invert: p.Invert}}, nil
+	case "Digits":
+		return []Step{{Op: OpDigits, Individual: p.IndividualDigits != nil && *p.IndividualDigits}}, nil
+	case "ByteLevel":
+		// Both default to true in the tokenizers library.
+		return []Step{{Op: OpByteLevel, AddPrefixSpace: p.AddPrefixSpace == nil || *p.AddPrefixSpace,
+			UseRegex: p.UseRegex == nil || *p.UseRegex}}, nil
+	case "Metaspace":
+		s := Step{Op: OpMetaspace, Pattern: "▁", Prepend: PrependAlways, SplitWords: p.Split == nil || *p.Split}
+		if p.Replacement != nil {
+			s.Pattern = *p.Replacement
+		}
+		switch {
+		case p.PrependScheme == nil:
+			// Files from before prepend_scheme say add_prefix_space.
+			if p.AddPrefixSpace != nil && !*p.AddPrefixSpace {
+				s.Prepend = PrependNever
+			}
+		case *p.PrependScheme == "always":
+		case *p.PrependScheme == "first":
+			s.Prepend = PrependFirst
+		case *p.PrependScheme == "never":
+			s.Prepend = PrependNever
+		default:
+			return nil, unsupported("pre_tokenizer Metaspace prepend_scheme %q", *p.PrependScheme)
+		}
+		return []Step{s}, nil
+	case "Punctuation":
+		b, err := hfBehavior(p, Isolated)
+		if err != nil {
+			return nil, err
+		}
+		return []Step{{Op: OpPunctuation, Behavior: b}}, nil
+	case "Whitespace":
+		return []Step{{Op: OpWhitespace}}, nil
+	case "WhitespaceSplit":
+		return []Step{{Op: OpWhitespaceSplit}}, nil
+	case "BertPreTokenizer":
+		// Whitespace removed, then punctuation isolated.
+		return []Step{{Op: OpWhitespaceSplit}, {Op: OpPunctuation, Behavior: Isolated}}, nil
+	case "CharDelimiterSplit":
+		if p.Delimiter == nil {
+			return nil, unsupported("pre_tokenizer CharDelimiterSplit without delimiter")
+		}
+		return []Step{{Op: OpSplit, Pattern: *p.Delimiter, Behavior: Removed}}, nil
+	}
+	return nil, unsupported("pre_tokenizer %s", describe(p))
+}
+
+// hfKind1Decoder checks that a kind 1 decoder is Replace(▁→' '), ByteFallback,
+// Fuse and optionally Strip(' ', 1, 0), and returns the strip count.
+func hfKind1Decoder(d *hfComp) (uint8, error) {
+	dec := flatten(d)
+	ok := len(dec) == 3 || len(dec) == 4
+	for i := 0; ok && i < len(dec); i++ {
+		c := dec[i]
+		switch i {
+		case 0:
+			ok = isReplace(c, "▁", " ")
+		case 1:
+			ok = c.Type == "ByteFallback"
+		case 2:
+			ok = c.Type == "Fuse"
+		case 3:
+			ok = c.Type == "Strip" && isStr(c.Content, " ") && c.Start != nil && *c.Start == 1 && (c.Stop == nil || *c.Stop == 0)
+		}
+	}
+	if !ok {
+		return 0, unsupported("decoder %s (kind 1 decodes as Sequence[Replace(▁→' '), ByteFallback, Fuse] with an optional Strip(' ', 1, 0))", describe(d))
+	}
+	return uint8(len(dec) - 3), nil
+}
+
+// mapPipelineTokens sets the pipeline's unk and the added tokens' options.
+func mapPipelineTokens(f *hfFile, t *Tokenizer) error {
+	pl := t.Pipeline
+	if u := f.Model.UnkToken; u != nil && t.Kind == KindSentencePiece {
+		id, ok := f.Model.Vocab[*u]
+		if !ok {
+			return unsupported("model unk_token %q is not in the vocab", *u)
+		}
+		pl.Unk = int32(id)
+	}
+	opts := map[int]AddedOptions{}
+	for _, a := range f.AddedTokens {
+		var o AddedOptions
+		for _, b := range []struct {
+			on  bool
+			bit AddedOptions
+		}{{a.LStrip, AddedLStrip}, {a.RStrip, AddedRStrip}, {a.SingleWord, AddedSingleWord}, {a.Normalized, AddedNormalized}, {a.Special, AddedSpecial}} {
+			if b.on {
+				o |= b.bit
+			}
+		}
+		opts[a.ID] = o
+	}
+	pl.Added = pl.Added[:0]
+	for id, tok := range t.Tokens {
+		if tok.Attr == AttrAdded {
+			pl.Added = append(pl.Added, opts[id])
+		}
+	}
+	return nil
 }
 
 // mapSentencePiece maps normalizer, pre-tokenizer and decoder onto kind 1.
@@ -456,6 +719,9 @@ func unicodeToByte(r rune) (byte, bool) {
 	return byte(unicodeByte[r] - 1), true
 }
 
+// maxGaps is how many ids without a token a pipeline file may have.
+const maxGaps = 4096
+
 // buildVocab fills t.Tokens from the model vocab and the added tokens, and
 // t.Merges from the merges.
 func buildVocab(f *hfFile, t *Tokenizer) error {
@@ -473,7 +739,12 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 		}
 		n = max(n, a.ID+1)
 	}
-	if entries := len(m.Vocab) + len(f.AddedTokens); n > entries {
+	// A pipeline file may leave a few ids without a token (AttrNone).
+	gaps := 0
+	if t.Pipeline != nil {
+		gaps = maxGaps
+	}
+	if entries := len(m.Vocab) + len(f.AddedTokens); n > entries+gaps {
 		// Fewer entries than ids leaves a gap. Find the first one in a table
 		// sized by the entries, not by the highest id, so that a small file
 		// naming id 2^24-1 cannot cost a gigabyte of tokens.
@@ -490,6 +761,10 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 		}
 		return unsupported("no token has id %d (ids must run from 0 to %d without gaps)", slices.Index(have, false), n-1)
 	}
+	addedAt := make(map[int]string, len(f.AddedTokens))
+	for _, a := range f.AddedTokens {
+		addedAt[a.ID] = a.Content
+	}
 	t.Tokens = make([]Token, n)
 	filled := make([]bool, n)
 	pieces := make([]string, n) // the vocab piece of each id, for the merges
@@ -502,11 +777,14 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 		tok := Token{Attr: AttrNormal}
 		if t.Kind == KindByteLevel {
 			b, ok := byteLevelDecode(p)
+			if !ok && addedAt[id] == p {
+				continue // the added token of that id takes the place
+			}
 			if !ok {
 				return unsupported("vocab entry %q (id %d) is not written in the byte-level alphabet", p, id)
 			}
 			tok.Bytes = b
-		} else if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' {
+		} else if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' && m.ByteFallback {
 			var c byte
 			if _, err := fmt.Sscanf(p[3:5], "%02X", &c); err == nil && fmt.Sprintf("<0x%02X>", c) == p {
 				tok = Token{Attr: AttrByte, Bytes: []byte{c}}
@@ -521,7 +799,7 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 	for _, a := range f.AddedTokens {
 		if filled[a.ID] {
 			if t.Tokens[a.ID].Attr == AttrNormal && string(t.Tokens[a.ID].Bytes) != a.Content &&
-				!(t.Kind == KindSentencePiece && pieces[a.ID] == a.Content) {
+				pieces[a.ID] != a.Content {
 				return unsupported("added token %q has id %d, which the vocab gives to %q", a.Content, a.ID, pieces[a.ID])
 			}
 			if t.Tokens[a.ID].Attr == AttrByte {
@@ -540,8 +818,12 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 		t.Tokens[a.ID] = Token{Attr: AttrAdded, Bytes: []byte(a.Content)}
 	}
 	for id, ok := range filled {
-		if !ok {
+		if !ok && gaps == 0 {
 			return unsupported("no token has id %d (ids must run from 0 to %d without gaps)", id, n-1)
+		}
+		if !ok {
+			gaps--
+			t.Tokens[id] = Token{Attr: AttrNone}
 		}
 	}
 

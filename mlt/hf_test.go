@@ -1,6 +1,7 @@
 package mlt
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,26 +172,21 @@ func TestFromHFRefusals(t *testing.T) {
 		edit func(j jsonObj)
 		want string
 	}{
-		{"NFKC", byteLevelJSON, func(j jsonObj) { j["normalizer"] = jsonObj{"type": "NFKC"} }, "normalizer NFKC"},
-		{"unknown regex", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`\w+|\s+`), byteLevelNoRegex) }, "Split regex"},
-		{"two splits", byteLevelJSON, func(j jsonObj) {
-			j["pre_tokenizer"] = seqPre(split(`\p{N}{1,3}`), split(regexLlama3), byteLevelNoRegex)
-		}, "pre_tokenizer"},
-		{"add_prefix_space", byteLevelJSON, func(j jsonObj) {
-			j["pre_tokenizer"] = jsonObj{"type": "ByteLevel", "add_prefix_space": true}
-		}, "add_prefix_space"},
+		{"wordpiece", byteLevelJSON, func(j jsonObj) { j["model"].(jsonObj)["type"] = "WordPiece" }, `model type "WordPiece"`},
+		{"precompiled normalizer", byteLevelJSON, func(j jsonObj) {
+			j["normalizer"] = jsonObj{"type": "Precompiled", "precompiled_charsmap": "AAAA"}
+		}, "normalizer Precompiled"},
+		{"unicode scripts", byteLevelJSON, func(j jsonObj) {
+			j["pre_tokenizer"] = seqPre(jsonObj{"type": "UnicodeScripts"}, byteLevelNoRegex)
+		}, "pre_tokenizer UnicodeScripts"},
+		{"possessive quantifier", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`\p{L}++|\s+`), byteLevelNoRegex) }, "possessive"},
+		{"word boundary", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`\bx`), byteLevelNoRegex) }, `escape \b`},
+		{"ligature fold", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`(?i:fi)|.`), byteLevelNoRegex) }, "ligature"},
+		{"dot-all option", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`(?m:.)`), byteLevelNoRegex) }, "inline options"},
+		{"split after ByteLevel", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(byteLevelNoRegex, split(`\s+`)) }, "after ByteLevel"},
+		{"metaspace decoder", sentencePieceJSON, func(j jsonObj) { j["decoder"] = jsonObj{"type": "Metaspace", "replacement": "▁"} }, "decoder Metaspace"},
 		{"no decoder", byteLevelJSON, func(j jsonObj) { j["decoder"] = nil }, "decoder"},
 		{"unigram", byteLevelJSON, func(j jsonObj) { j["model"].(jsonObj)["type"] = "Unigram" }, `model type "Unigram"`},
-		{"lstrip", byteLevelJSON, func(j jsonObj) {
-			j["added_tokens"] = []any{jsonObj{"id": 257, "content": "<|x|>", "lstrip": true}}
-		}, "lstrip"},
-		{"normalized added token after NFC", byteLevelJSON, func(j jsonObj) {
-			j["normalizer"] = jsonObj{"type": "NFC"}
-			j["added_tokens"] = []any{jsonObj{"id": 257, "content": "<|x|>", "normalized": true}}
-		}, "matched after the normalizer"},
-		{"id gap", byteLevelJSON, func(j jsonObj) {
-			j["added_tokens"] = []any{jsonObj{"id": 300, "content": "<|x|>"}}
-		}, "no token has id 257"},
 		{"id at the vocab limit", byteLevelJSON, func(j jsonObj) {
 			j["added_tokens"] = []any{jsonObj{"id": MaxVocab - 1, "content": "<|x|>"}}
 		}, "no token has id 257"},
@@ -200,22 +196,6 @@ func TestFromHFRefusals(t *testing.T) {
 				"single":         []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"SpecialToken": jsonObj{"id": "<|x|>"}}},
 				"special_tokens": jsonObj{"<|x|>": jsonObj{"id": "<|x|>", "ids": []int{257}}}}
 		}, "post_processor TemplateProcessing"},
-		{"no byte fallback", sentencePieceJSON, func(j jsonObj) { j["model"].(jsonObj)["byte_fallback"] = false }, "byte_fallback"},
-		{"missing byte token", sentencePieceJSON, func(j jsonObj) {
-			v := j["model"].(jsonObj)["vocab"].(jsonObj)
-			delete(v, "<0x41>")
-			v["A"] = 0x41
-		}, "<0x41> is missing"},
-		{"metaspace always", sentencePieceJSON, func(j jsonObj) {
-			j["normalizer"] = nil
-			j["pre_tokenizer"] = jsonObj{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": false}
-		}, "prepend_scheme"},
-		{"metaspace split", sentencePieceJSON, func(j jsonObj) {
-			j["normalizer"] = nil
-			j["pre_tokenizer"] = jsonObj{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"}
-		}, "split true"},
-		{"decoder without strip", sentencePieceJSON, func(j jsonObj) { j["decoder"] = spDecoder(false) }, "decoder"},
-		{"lowercase", sentencePieceJSON, func(j jsonObj) { j["normalizer"] = jsonObj{"type": "Lowercase"} }, "normalizer Lowercase"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := tc.base()
@@ -244,5 +224,28 @@ func TestFromHFHighIDSmallFile(t *testing.T) {
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
 		t.Errorf("FromHF allocated %d bytes, want under 64 MiB", got)
+	}
+}
+
+// TestFlagsFilesUnchanged: the tokenizers that the SPEC.md flags describe are
+// written byte for byte as before the pipeline section existed. The digests
+// are of FromHF(dir).Bytes() built by commit 416a8af (the last one before it).
+func TestFlagsFilesUnchanged(t *testing.T) {
+	for name, want := range map[string]string{
+		"llama2": "7fd15ef6ea0069ba3ad7e5958c936746bcfa06ee442b38c385bc7cc2eaa4f2f7",
+		"llama3": "54c1a685031fe7bd898574093c6cd5ae4a68fccc6308bd3065a30a74601f4a6d",
+		"qwen3":  "ba77ce3613acf5375f0dabcf9bc801c1701dba6c552f99efc35dc704c5a7e8a0",
+		"gemma3": "5bb568f84b59acad56cb98775b9ded3d8847dbc474d10c62454eda88d87309e2",
+		"gpt2":   "c3e9e4cca89e9dd703ec61edecfdd02356b9f2390548d77a2b69564d56cd1412",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tk := shipped(t, name)
+			if tk.Pipeline != nil {
+				t.Errorf("%s got a pipeline section; the flags describe it", name)
+			}
+			if got := fmt.Sprintf("%x", sha256.Sum256(tk.Bytes())); got != want {
+				t.Errorf("%s: .mlt sha256 %s, want %s (the bytes changed)", name, got, want)
+			}
+		})
 	}
 }
