@@ -19,9 +19,9 @@ type pipeState struct {
 	// token to its normalized form (testdata/pipeline: "ﬁne" under NFKC
 	// decodes as "fine").
 	decodeAs map[int][]byte
-	norms     []pipeStep
-	pres      []pipeStep
-	scratch   sync.Pool // *pipeScratch
+	norms    []pipeStep
+	pres     []pipeStep
+	scratch  sync.Pool // *pipeScratch
 }
 
 type pipeStep struct {
