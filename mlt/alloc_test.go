@@ -2,6 +2,7 @@ package mlt
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -25,10 +26,11 @@ func TestAllocBound(t *testing.T) {
 	token := func(n uint32) []byte { return le.AppendUint32([]byte{AttrNormal}, n) }
 	inputs := map[string][]byte{}
 	for _, v := range []uint32{1 << 31, math.MaxUint32} {
-		inputs["n_vocab huge"] = hdr(2, v, 0, 0)
-		inputs["n_merges huge"] = hdr(2, 1, v, 0, token(1)...)
-		inputs["token length huge"] = hdr(2, 1, 0, 0, token(v)...)
-		inputs["both huge"] = hdr(1, v, v, 0)
+		s := fmt.Sprint(v)
+		inputs["n_vocab "+s] = hdr(2, v, 0, 0)
+		inputs["n_merges "+s] = hdr(2, 1, v, 0, token(1)...)
+		inputs["token length "+s] = hdr(2, 1, 0, 0, token(v)...)
+		inputs["n_vocab and n_merges "+s] = hdr(1, v, v, 0)
 	}
 	inputs["n_vocab at the limit"] = hdr(2, MaxVocab, MaxVocab, 0, make([]byte, 1<<16)...)
 	inputs["token length at the limit"] = hdr(2, 1, 0, 0, append(token(MaxTokenLen), make([]byte, 100)...)...)
@@ -42,10 +44,10 @@ func TestAllocBound(t *testing.T) {
 	// A chat and a pipeline section claiming more than the file.
 	one := hdr(2, 1, 0, FlagChat, append(token(1), 'a')...)
 	for _, v := range []uint32{1 << 31, math.MaxUint32} {
-		inputs["chat section huge"] = le.AppendUint32(le.AppendUint32(append([]byte(nil), one...), v), 1)
+		inputs["chat section length "+fmt.Sprint(v)] = le.AppendUint32(le.AppendUint32(append([]byte(nil), one...), v), 1)
 	}
 	pipe := hdr(2, 1, 0, FlagPipeline, append(token(1), 'a')...)
-	inputs["pipeline section huge"] = le.AppendUint32(le.AppendUint32(pipe, math.MaxUint32), 1)
+	inputs["pipeline section length 2^32-1"] = le.AppendUint32(le.AppendUint32(pipe, math.MaxUint32), 1)
 	for name, b := range testenv.FuzzSeeds(t, filepath.Join("testdata", "fuzz", "FuzzParse")) {
 		inputs["seed "+name] = b
 	}
