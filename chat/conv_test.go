@@ -14,6 +14,7 @@ import (
 	"github.com/krafla/krafla/convert"
 	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/jinja"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -24,8 +25,9 @@ type chatML struct{}
 func (chatML) render(vars map[string]any, _ time.Time) (string, error) {
 	var b strings.Builder
 	for _, m := range vars["messages"].([]any) {
-		m := m.(map[string]any)
-		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m["role"], m["content"])
+		role, _ := m.(*jinja.Dict).Get("role")
+		content, _ := m.(*jinja.Dict).Get("content")
+		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", role, content)
 	}
 	if vars["add_generation_prompt"].(bool) {
 		b.WriteString("<|im_start|>assistant\n")

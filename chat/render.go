@@ -2,28 +2,36 @@ package chat
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
+
+	"github.com/krafla/krafla/jinja"
 )
 
-// renderer is the compiled template of the Jinja engine.
+// renderer is a compiled template; the Go ChatML renderer of the tests is
+// the other one.
 type renderer interface {
 	render(vars map[string]any, now time.Time) (string, error)
 }
 
-// compile is the Jinja engine's Parse; until package jinja lands every
-// template is refused.
-func compile(src string) (renderer, error) {
-	return nil, errors.New("the Jinja engine is not built yet")
+type jinjaTemplate struct{ t *jinja.Template }
+
+func (j jinjaTemplate) render(vars map[string]any, now time.Time) (string, error) {
+	return j.t.Render(vars, jinja.Options{Now: now})
 }
 
-// jsonValue gives v as the template sees JSON: its fields in order.
+func compile(src string) (renderer, error) {
+	t, err := jinja.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return jinjaTemplate{t}, nil
+}
+
+// jsonValue gives v as the template sees JSON: objects keep their key order.
 func jsonValue(v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	var out any
-	err = json.Unmarshal(b, &out)
-	return out, err
+	return jinja.DecodeJSON(b)
 }
