@@ -1,0 +1,212 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/krafla/krafla/chat"
+	"github.com/krafla/krafla/jinja"
+)
+
+// chatCompletions serves POST /v1/chat/completions: the messages rendered
+// with the model's chat template, the answer ending at its end-of-turn ids.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, e *engine) {
+	body, ae := s.readBody(w, r)
+	var prompt []int
+	var p genParams
+	if ae == nil {
+		prompt, p, ae = s.decodeChat(body, e)
+	}
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name)})
+}
+
+// decodeChat checks a chat request and renders and tokenizes its messages.
+func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError) {
+	f, ae := decodeObject(body)
+	var p genParams
+	if ae == nil {
+		p, ae = parseGen(f, e.vocab, true)
+	}
+	if ae == nil {
+		ae = s.checkModel(p.model)
+	}
+	var prompt []int
+	if ae == nil {
+		prompt, ae = s.chatPrompt(f, e)
+	}
+	if ae == nil {
+		ae = checkPrompt("messages", prompt, e)
+	}
+	return prompt, p, ae
+}
+
+// chatPrompt checks the messages and renders them.
+func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
+	if e.chat == nil {
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: strPtr("messages"),
+			Message: fmt.Sprintf("this model has no usable chat template (%v); use /v1/completions", e.chatErr)}
+	}
+	if !f.has("messages") {
+		return nil, badParam("messages", "required")
+	}
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(f["messages"], &msgs); err != nil {
+		return nil, badParam("messages", "must be an array of message objects")
+	}
+	if len(msgs) == 0 {
+		return nil, badParam("messages", "must hold at least one message")
+	}
+	contents := make([]*string, len(msgs)) // flattened content parts, nil: as given
+	for i, m := range msgs {
+		param := fmt.Sprintf("messages[%d]", i)
+		var role string
+		if ok, ae := fields(m).str("role", &role); ae != nil || !ok || role == "" {
+			return nil, badParam(param+".role", "required: a string such as \"user\"")
+		}
+		raw, ok := m["content"]
+		if !ok || !fields(m).has("content") {
+			continue
+		}
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			continue
+		}
+		var parts []struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return nil, badParam(param+".content", "must be a string or an array of content parts")
+		}
+		var b strings.Builder
+		for j, pt := range parts {
+			if pt.Type != "text" || pt.Text == nil {
+				return nil, badParam(fmt.Sprintf("%s.content[%d]", param, j), "only text parts are supported (type %q)", pt.Type)
+			}
+			b.WriteString(*pt.Text)
+		}
+		t := b.String()
+		contents[i] = &t
+	}
+	var rf struct {
+		Type string `json:"type"`
+	}
+	if f.has("response_format") {
+		if json.Unmarshal(f["response_format"], &rf) != nil || (rf.Type != "text" && rf.Type != "") {
+			return nil, badParam("response_format", "only {\"type\": \"text\"} is supported")
+		}
+	}
+	v, err := jinja.DecodeJSON(f["messages"])
+	if err != nil {
+		return nil, badParam("messages", "%v", err)
+	}
+	messages, _ := v.([]any)
+	for i, c := range contents {
+		if d, ok := messages[i].(*jinja.Dict); ok && c != nil {
+			d.Set("content", *c)
+		}
+	}
+	opt := chat.RenderOptions{AddGenerationPrompt: true}
+	if f.has("tools") {
+		t, err := jinja.DecodeJSON(f["tools"])
+		list, ok := t.([]any)
+		if err != nil || !ok {
+			return nil, badParam("tools", "must be an array")
+		}
+		opt.Tools = list
+	}
+	if f.has("chat_template_kwargs") {
+		t, err := jinja.DecodeJSON(f["chat_template_kwargs"])
+		d, ok := t.(*jinja.Dict)
+		if err != nil || !ok {
+			return nil, badParam("chat_template_kwargs", "must be an object")
+		}
+		opt.Extra = map[string]any{}
+		for _, k := range d.Keys() {
+			if ks, ok := k.(string); ok {
+				opt.Extra[ks], _ = d.Get(k)
+			}
+		}
+	}
+	text, err := e.chat.Render(messages, opt)
+	if err != nil {
+		return nil, badParam("messages", "the chat template refused them: %v", err)
+	}
+	return chat.Encode(e.tok, text), nil
+}
+
+// chatAnswer formats chat.completion and chat.completion.chunk objects.
+type chatAnswer struct{ base }
+
+type chatTokenLogprob struct {
+	Token       string             `json:"token"`
+	Logprob     float64            `json:"logprob"`
+	Bytes       []int              `json:"bytes"`
+	TopLogprobs []chatTokenLogprob `json:"top_logprobs,omitempty"`
+}
+
+func chatLogprob(lp tokenLogprob, top bool) chatTokenLogprob {
+	c := chatTokenLogprob{Token: lp.text, Logprob: lp.logprob, Bytes: []int{}}
+	for _, b := range []byte(lp.text) {
+		c.Bytes = append(c.Bytes, int(b))
+	}
+	if top {
+		c.TopLogprobs = []chatTokenLogprob{}
+		for _, t := range lp.top {
+			c.TopLogprobs = append(c.TopLogprobs, chatLogprob(t, false))
+		}
+	}
+	return c
+}
+
+func chatLogprobs(lps []tokenLogprob) any {
+	if lps == nil {
+		return nil
+	}
+	content := make([]chatTokenLogprob, len(lps))
+	for i, lp := range lps {
+		content[i] = chatLogprob(lp, true)
+	}
+	return map[string]any{"content": content}
+}
+
+func (a *chatAnswer) object(kind string, choices []any, u *usage) map[string]any {
+	o := map[string]any{"id": a.id, "object": kind, "created": a.created, "model": a.model, "choices": choices}
+	if u != nil {
+		o["usage"] = u
+	}
+	return o
+}
+
+func (a *chatAnswer) head() any {
+	c := map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}
+	return a.object("chat.completion.chunk", []any{c}, nil)
+}
+
+func (a *chatAnswer) chunk(text string, lps []tokenLogprob, finish string) any {
+	delta := map[string]any{}
+	if text != "" {
+		delta["content"] = text
+	}
+	c := map[string]any{"index": 0, "delta": delta, "logprobs": chatLogprobs(lps), "finish_reason": nil}
+	if finish != "" {
+		c["finish_reason"] = finish
+	}
+	return a.object("chat.completion.chunk", []any{c}, nil)
+}
+
+func (a *chatAnswer) usageChunk(res *result) any {
+	return a.object("chat.completion.chunk", []any{}, usageOf(res))
+}
+
+func (a *chatAnswer) whole(text string, lps []tokenLogprob, res *result) any {
+	c := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text},
+		"logprobs": chatLogprobs(lps), "finish_reason": res.finish}
+	return a.object("chat.completion", []any{c}, usageOf(res))
+}

@@ -1,0 +1,160 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// answer formats one endpoint's responses.
+type answer interface {
+	// head, when not nil, is the first event of a stream (chat: the role).
+	head() any
+	// chunk is a streamed event: text with its tokens' log probabilities,
+	// and finish ("" until the last).
+	chunk(text string, lps []tokenLogprob, finish string) any
+	// usageChunk is the last event when stream_options.include_usage is set.
+	usageChunk(res *result) any
+	// whole is the response of a request that does not stream.
+	whole(text string, lps []tokenLogprob, res *result) any
+}
+
+// base is what every response of a request repeats: the same id and
+// created on every chunk.
+type base struct {
+	id      string
+	created int64
+	model   string
+}
+
+func newBase(prefix, model string) base {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base{id: prefix + hex.EncodeToString(b[:]), created: time.Now().Unix(), model: model}
+}
+
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func usageOf(r *result) *usage {
+	u := &usage{PromptTokens: r.promptTokens, CompletionTokens: r.completionTokens, TotalTokens: r.promptTokens + r.completionTokens}
+	u.PromptTokensDetails.CachedTokens = r.cachedTokens
+	return u
+}
+
+// checkPrompt refuses a prompt that is empty, has ids outside the vocabulary
+// or leaves no room in the context to generate.
+func checkPrompt(param string, prompt []int, e *engine) *apiError {
+	if len(prompt) == 0 {
+		return badParam(param, "the prompt has no tokens")
+	}
+	for i, t := range prompt {
+		if t < 0 || t >= e.vocab {
+			return badParam(param, "token %d at index %d is outside the vocabulary of %d", t, i, e.vocab)
+		}
+	}
+	if len(prompt) >= e.ctx {
+		ae := badParam(param, "the prompt has %d tokens, the context of %d leaves no room to generate (raise --ctx)", len(prompt), e.ctx)
+		ae.Code = strPtr("context_length_exceeded")
+		return ae
+	}
+	return nil
+}
+
+// generate queues the prompt and sends the answer, streamed or whole.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine, prompt []int, p genParams, stopIDs map[int]bool, ans answer) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel() // the scheduler frees the slot at its next step
+	req := &request{ctx: ctx, prompt: prompt, p: p, deadline: time.Now().Add(s.cfg.Timeout), stopIDs: stopIDs, out: newOutput()}
+	if !e.sched.submit(req) {
+		writeError(w, errUnavailable("every slot is busy and the queue is full; retry shortly", 1))
+		return
+	}
+	if p.stream {
+		s.stream(ctx, w, req, ans)
+		return
+	}
+	var text strings.Builder
+	var lps []tokenLogprob
+	for {
+		select {
+		case <-req.out.ready:
+		case <-ctx.Done():
+			return
+		}
+		pieces, res := req.out.take()
+		for _, pc := range pieces {
+			text.WriteString(pc.text)
+			lps = append(lps, pc.lps...)
+		}
+		if res == nil {
+			continue
+		}
+		if res.err != nil {
+			if ctx.Err() == nil {
+				writeError(w, genError(res.err))
+			}
+			return
+		}
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		writeJSON(w, http.StatusOK, ans.whole(text.String(), lps, res))
+		return
+	}
+}
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request, ans answer) {
+	sw := newSSE(w, s.cfg.WriteTimeout)
+	if h := ans.head(); h != nil {
+		if sw.event(h) != nil {
+			return
+		}
+	}
+	for {
+		select {
+		case <-req.out.ready:
+		case <-ctx.Done():
+			return
+		}
+		pieces, res := req.out.take()
+		for _, pc := range pieces {
+			if sw.event(ans.chunk(pc.text, pc.lps, "")) != nil {
+				return
+			}
+		}
+		if res == nil {
+			continue
+		}
+		if res.err != nil {
+			if ctx.Err() == nil {
+				_ = sw.event(errorEvent(genError(res.err)))
+			}
+			return
+		}
+		if sw.event(ans.chunk("", nil, res.finish)) != nil {
+			return
+		}
+		if req.p.includeUsage && sw.event(ans.usageChunk(res)) != nil {
+			return
+		}
+		_ = sw.done()
+		return
+	}
+}
+
+// genError maps a failed generation to its API error.
+func genError(err error) *apiError {
+	if errors.Is(err, errShutdown) {
+		return errUnavailable("the server is shutting down", 5)
+	}
+	return errInternal(err)
+}
