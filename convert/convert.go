@@ -28,6 +28,7 @@ type Options struct {
 	F16Scales   bool          // store scales as f16
 	Threads     int           // quantization threads; 0 = 1
 	NoTokenizer bool          // do not convert tokenizer.json
+	Measure     bool          // measure every matrix's quantization error into Report.Errors
 	Progress    io.Writer     // a progress bar is drawn here when it is a terminal
 	Log         io.Writer     // warnings, one per line; nil = discard
 }
@@ -45,8 +46,9 @@ type Report struct {
 	OutBytes    int64 // size of the .mlb
 	Elapsed     time.Duration
 	Warnings    []string
-	Notes       []string // exact changes worth telling the user, e.g. the FFN padded to a multiple of 32
-	PeakRSS     int64    // bytes, peak resident memory before verification (Linux; 0 elsewhere)
+	Notes       []string      // exact changes worth telling the user, e.g. the FFN padded to a multiple of 32
+	Errors      []TensorError // with Options.Measure: every quantized matrix, worst relative RMSE first
+	PeakRSS     int64         // bytes, peak resident memory before verification (Linux; 0 elsewhere)
 }
 
 // q8Classes are the --q8 class names and their q8_mask bits.
@@ -76,11 +78,15 @@ func TokenizerPath(out string) string {
 	return strings.TrimSuffix(out, filepath.Ext(out)) + ".mlt"
 }
 
-// Convert converts the Hugging Face checkpoint in dir to opt.Out.
+// Convert converts the Hugging Face checkpoint in dir to opt.Out; a GGUF
+// file given as dir goes to ConvertGGUF.
 func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	start := time.Now()
 	if opt.Out == "" {
 		return nil, errors.New("convert: no output file given")
+	}
+	if IsGGUF(dir) {
+		return ConvertGGUF(ctx, dir, opt)
 	}
 	if opt.Type == 0 {
 		opt.Type = quantize.TypeQ8_0
@@ -221,9 +227,16 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			}
 			qo := quantize.Options{Name: ti.Name, F16Scales: opt.F16Scales, Q4Rule: rule, Threads: opt.Threads,
 				Importance: imp(ti)}
-			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar, &buf)
+			var acc *errSums
+			if opt.Measure {
+				acc = &errSums{}
+			}
+			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar, &buf, acc)
 			if err != nil {
 				return nil, err
+			}
+			if acc != nil {
+				rep.Errors = append(rep.Errors, tensorError(ti, acc, qo.Importance != nil))
 			}
 			if err := w.WriteMatrix(ti.Name, q, s); err != nil {
 				return nil, err
@@ -240,6 +253,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		}
 		rep.Tensors++
 	}
+	worstFirst(rep.Errors)
 	rep.PeakRSS = peakRSS()
 	// Close verifies the file with every check of the loader before it
 	// renames it into place. Give the conversion's heap back first: the
@@ -273,7 +287,9 @@ var chunkBytes = 16 << 20
 
 // quantizeRows converts and quantizes a matrix chunk by chunk. Rows are
 // quantized independently, so the bytes equal those of one Matrix call.
-func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32) (q, s []byte, err error) {
+// With acc set it also sums the quantization error (weighted by
+// qo.Importance when set).
+func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32, acc *errSums) (q, s []byte, err error) {
 	rows, cols := ti.Rows, ti.Cols
 	if pr.t == nil || pr.rows != rows || pr.t.Cols() > cols {
 		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
@@ -323,6 +339,9 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 		cq, cs, err := quantize.Matrix(qt, x, r1-r0, cols, qo)
 		if err != nil {
 			return nil, nil, fmt.Errorf("convert: %w", err)
+		}
+		if acc != nil {
+			acc.add(x, cols, qt, cq, cs, qo.F16Scales, qo.Importance)
 		}
 		if q == nil {
 			nb := rows * cols / quantize.BlockSize

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,9 @@ type convertOptions struct {
 	F16Scales   bool
 	Threads     int
 	NoTokenizer bool
+	TypeSet     bool // --type was given (a GGUF file's own types are kept otherwise)
+	Report      bool
+	JSON        bool
 }
 
 func newConvertCmd() *cobra.Command {
@@ -46,12 +50,26 @@ tensor; the output is written to a temporary file, renamed into place and
 opened again to verify it before convert reports success.
 
 Matrix classes for --q8: tok_emb, wcls, wqk (wq, wk, wg, lqkv), wv (wv, lz),
-wo (wo, lout), w13 (w1, w3), w2.`,
+wo (wo, lout), w13 (w1, w3), w2.
+
+--report adds a table of every quantized matrix with the relative RMSE of its
+quantization, sqrt(Σ(ŵ−w)² / Σw²), worst first. With --imatrix the sums are
+weighted by each input column's importance (the mean square of that input on
+the calibration text), which approximates the relative error of the matrix's
+output. --json prints the summary and that table as one JSON object.
+
+An FFN width that is not a multiple of 32 (the format's block) is padded with
+zero channels, which is exact; the header's true_hidden_dim records the true
+width. Widths that cannot be padded exactly (dim, head sizes) are refused with
+the reason.`,
 		Example: `  krafla convert ./Llama-3.2-1B -o llama.mlb
   krafla convert ./Qwen3-0.6B -o qwen3.mlb --type q4_0 --q8 tok_emb,w2
-  krafla convert ./gemma-3-1b-it -o gemma.mlb --type q4_0 --imatrix gemma.imatrix --f16-scales`,
+  krafla convert ./gemma-3-1b-it -o gemma.mlb --type q4_0 --imatrix gemma.imatrix --f16-scales
+  krafla convert ./stories260K -o s.mlb --type q4_0 --report       # per-matrix error, worst first
+  krafla convert ./stories260K -o s.mlb --json | jq '.quantization[0]'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TypeSet = cmd.Flags().Changed("type")
 			return runConvert(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -64,12 +82,14 @@ wo (wo, lout), w13 (w1, w3), w2.`,
 	f.BoolVar(&o.F16Scales, "f16-scales", false, "store the block scales as f16 instead of f32")
 	f.IntVar(&o.Threads, "threads", runtime.NumCPU(), "quantization threads (the output is identical for any number)")
 	f.BoolVar(&o.NoTokenizer, "no-tokenizer", false, "do not convert tokenizer.json")
+	f.BoolVar(&o.Report, "report", false, "print every matrix's quantization error (relative RMSE, imatrix-weighted with --imatrix), worst first")
+	f.BoolVar(&o.JSON, "json", false, "print the summary and the quantization errors as JSON")
 	return c
 }
 
 func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.Writer) error {
 	opt := convert.Options{Out: o.Output, Imatrix: o.Imatrix, F16Scales: o.F16Scales, Threads: o.Threads,
-		NoTokenizer: o.NoTokenizer, Progress: errw, Log: errw}
+		NoTokenizer: o.NoTokenizer, Progress: errw, Log: errw, Measure: o.Report || o.JSON}
 	switch strings.ToLower(o.Type) {
 	case "q8_0", "q8":
 		opt.Type = quantize.TypeQ8_0
@@ -107,8 +127,10 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	switch {
 	case err != nil:
 		return fmt.Errorf("convert: %w", err)
-	case !st.IsDir():
-		return fmt.Errorf("convert: %s is not a folder: give the checkpoint folder holding config.json and the safetensors", dir)
+	case !st.IsDir() && !convert.IsGGUF(dir):
+		return fmt.Errorf("convert: %s is not a folder: give the checkpoint folder holding config.json and the safetensors, or a GGUF file", dir)
+	case !st.IsDir() && !o.TypeSet:
+		opt.Type = 0 // a GGUF file: keep its Q8_0 and Q4_0 classes as they are
 	}
 	if opt.Out == "" {
 		abs, err := filepath.Abs(dir)
@@ -129,6 +151,9 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	if rep.Q4Rule != "" {
 		typ += ", " + rep.Q4Rule + " fit"
 	}
+	if o.JSON {
+		return printConvertJSON(out, rep, typ, o.Imatrix)
+	}
 	fmt.Fprintf(out, "wrote %s: %s (%s), %s, %d tensors, %.1f MB in %.1fs\n", rep.Out, rep.Arch, rep.Family, typ,
 		rep.Tensors, float64(rep.OutBytes)/1e6, rep.Elapsed.Seconds())
 	for _, n := range rep.Notes {
@@ -140,5 +165,55 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	if rep.Tokenizer != "" {
 		fmt.Fprintf(out, "wrote %s\n", rep.Tokenizer)
 	}
+	if o.Report {
+		return printQuantReport(out, rep.Errors, o.Imatrix)
+	}
 	return nil
+}
+
+// printQuantReport prints the quantization error of every matrix, worst first.
+func printQuantReport(out io.Writer, es []convert.TensorError, imat string) error {
+	title := "Quantization error (relative RMSE, worst first)"
+	if imat != "" {
+		title = "Quantization error (relative RMSE weighted by the importance of each input in " + imat + ", worst first; * = unweighted)"
+	}
+	rows := make([][]string, 0, len(es))
+	for _, e := range es {
+		v := fmt.Sprintf("%.5f", e.RelRMSE)
+		if imat != "" && !e.Weighted {
+			v += " *"
+		}
+		rows = append(rows, []string{e.Name, e.Type, fmt.Sprintf("%d × %d", e.Rows, e.Cols), v})
+	}
+	return mlbTable(out, title, []string{"tensor", "type", "shape", "rel. RMSE"}, rows)
+}
+
+// printConvertJSON prints the conversion's summary and errors for scripts.
+func printConvertJSON(out io.Writer, rep *convert.Report, typ, imat string) error {
+	v := struct {
+		Out          string                `json:"out"`
+		Tokenizer    string                `json:"tokenizer,omitempty"`
+		Arch         string                `json:"arch"`
+		Family       string                `json:"family"`
+		Type         string                `json:"type"`
+		Tensors      int                   `json:"tensors"`
+		Bytes        int64                 `json:"bytes"`
+		Seconds      float64               `json:"seconds"`
+		Notes        []string              `json:"notes"`
+		Warnings     []string              `json:"warnings"`
+		Imatrix      string                `json:"imatrix,omitempty"`
+		Quantization []convert.TensorError `json:"quantization"`
+	}{rep.Out, rep.Tokenizer, rep.Arch, rep.Family, typ, rep.Tensors, rep.OutBytes, rep.Elapsed.Seconds(),
+		nonNil(rep.Notes), nonNil(rep.Warnings), imat, rep.Errors}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// nonNil makes an empty list print as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

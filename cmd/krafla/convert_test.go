@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -114,5 +115,50 @@ func TestConvertOutputChecks(t *testing.T) {
 	}
 	if len(entries) != 1 || entries[0].Name() != "m.mlb" {
 		t.Errorf("output folder holds %v, want only m.mlb (no tokenizer, no temporary files)", entries)
+	}
+}
+
+// TestConvertReport: --report prints every quantized matrix with its error,
+// worst first, and the padding note; --json prints the same for scripts.
+func TestConvertReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := runSynth("llama", synthOptions{Output: dir, Shape: "stories260k", DType: "f32", Seed: 3, Shards: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := convertOptions{Output: filepath.Join(t.TempDir(), "s.mlb"), Type: "q4_0", Threads: 1, NoTokenizer: true, Report: true}
+	if err := runConvert(context.Background(), dir, o, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"note: FFN width 172 padded to 192", "relative RMSE, worst first", "blk.4.w2", "64 × 192", "tok_emb"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("--report output lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	o.Report, o.JSON = false, true
+	if err := runConvert(context.Background(), dir, o, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Type         string
+		Notes        []string
+		Quantization []struct {
+			Name    string
+			RelRMSE float64 `json:"rel_rmse"`
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	// hfgen's llama at stories260k's shape: tok_emb, wcls and 7 matrices in each of 5 layers.
+	if r.Type != "Q4_0, best fit" || len(r.Notes) != 1 || len(r.Quantization) != 2+5*7 {
+		t.Fatalf("got type %q, %d notes, %d matrices; want Q4_0 best fit, 1, 37", r.Type, len(r.Notes), len(r.Quantization))
+	}
+	for i, e := range r.Quantization {
+		if !(e.RelRMSE > 0) || i > 0 && e.RelRMSE > r.Quantization[i-1].RelRMSE {
+			t.Errorf("entry %d %s: rel_rmse %v not positive and worst first", i, e.Name, e.RelRMSE)
+		}
 	}
 }
