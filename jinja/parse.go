@@ -767,7 +767,7 @@ func (p *parser) parseCallArgs() (args []node, kwNames []string, kwVals []node, 
 }
 
 func (p *parser) parseCall(fn node) node {
-	pos := p.cur.pos
+	pos := fn.position() // errors point at the callee: "raise_exception(...)"
 	args, kn, kv, da, dk := p.parseCallArgs()
 	return &callNode{base{pos}, fn, args, kn, kv, da, dk}
 }
