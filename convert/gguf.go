@@ -59,7 +59,7 @@ var ggufRefused = map[string]string{
 	"qwen2moe": "mixture of experts", "qwen3moe": "mixture of experts", "qwen3next": "mixture of experts",
 	"granitemoe": "mixture of experts", "dbrx": "mixture of experts", "olmoe": "mixture of experts",
 	"deepseek2": "MLA attention and mixture of experts", "deepseek": "mixture of experts",
-	"llama4": "mixture of experts, chunked attention and NoPE temperature scaling",
+	"llama4":  "mixture of experts, chunked attention and NoPE temperature scaling",
 	"gpt-oss": "mixture of experts, attention sinks and yarn with truncate=false",
 	"olmo2":   "post-norm only blocks and q/k RMSNorm over the whole q_dim", "olmo": "non-parametric LayerNorm",
 	"command-r": "LayerNorm, parallel attention+MLP block and logit_scale", "cohere2": "LayerNorm, parallel attention+MLP block and logit_scale",
@@ -1016,4 +1016,3 @@ func copyBlocks(t *gguf.Tensor, qt quantize.Type, rows, cols int, rowOf func(int
 	}
 	return q, s, clamped
 }
-

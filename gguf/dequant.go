@@ -160,7 +160,7 @@ func dequantQ3_K(b []byte, y []float32) {
 				dl := dAll * float32(int(scales[is])-32)
 				is++
 				for l := range 16 {
-					v := int(int8(q[l+16*half]>>shift&3))
+					v := int(int8(q[l+16*half] >> shift & 3))
 					if hm[l+16*half]&m == 0 {
 						v -= 4
 					}
