@@ -81,6 +81,11 @@ func TestParseSafetensorsErrors(t *testing.T) {
 		{"duplicate", stFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, d16), "listed twice"},
 		{"negative dim", stFile(`{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`, d16), "bad dimension"},
 		{"too many dims", stFile(`{"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}}`, d16), "9 dimensions"},
+		{"a million dims", stFile(`{"a":{"dtype":"U8","shape":[1`+strings.Repeat(",1", 1<<20)+`],"data_offsets":[0,1]}}`, d16), "1048577 dimensions"},
+		{"shape not a list", stFile(`{"a":{"dtype":"U8","shape":{"x":1},"data_offsets":[0,1]}}`, d16), "shape is not a list"},
+		{"shape of strings", stFile(`{"a":{"dtype":"U8","shape":["1,2"],"data_offsets":[0,1]}}`, d16), "not a number"},
+		{"shape of lists", stFile(`{"a":{"dtype":"U8","shape":[1,[2,3]],"data_offsets":[0,1]}}`, d16), "not a number"},
+		{"fractional dim", stFile(`{"a":{"dtype":"U8","shape":[1.5],"data_offsets":[0,1]}}`, d16), "bad dimension"},
 		{"overflow", stFile(`{"a":{"dtype":"F32","shape":[2147483647,2147483647,2147483647],"data_offsets":[0,4]}}`, d16), "overflows"},
 		{"trailing", stFile(`{} {}`, nil), "trailing data"},
 	}
