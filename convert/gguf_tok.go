@@ -199,7 +199,10 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 	return t, warns, nil
 }
 
-// ggufChat reads tokenizer.chat_template (and the named tokenizer.chat_template.NAME).
+// ggufChat reads tokenizer.chat_template (and the named
+// tokenizer.chat_template.NAME) and the stop ids (EOS, EOT, EOM), as the chat
+// section a Hugging Face conversion writes from tokenizer_config.json and
+// generation_config.json.
 func ggufChat(f *gguf.File, t *mlt.Tokenizer, toks []string, errf func(string, string, ...any) error) (*mlt.Chat, error) {
 	c := &mlt.Chat{}
 	if s, ok := f.String("tokenizer.chat_template"); ok {
@@ -224,7 +227,7 @@ func ggufChat(f *gguf.File, t *mlt.Tokenizer, toks []string, errf func(string, s
 			}
 		}
 	}
-	if len(c.Templates) == 0 {
+	if len(c.Templates) == 0 && len(stop) == 0 {
 		return nil, nil
 	}
 	if t.BOS >= 0 {

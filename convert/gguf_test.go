@@ -1,0 +1,398 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/gguf"
+	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlt"
+	"github.com/krafla/krafla/quantize"
+)
+
+// synthMLB converts a synthesised checkpoint of arch with f16 scales.
+func synthMLB(t *testing.T, arch string, opt Options) string {
+	t.Helper()
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	if err := hfgen.Write(ck, arch, hfgen.Options{Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	opt.Out, opt.F16Scales = filepath.Join(dir, arch+".mlb"), true
+	if _, err := Convert(context.Background(), ck, opt); err != nil {
+		t.Fatal(err)
+	}
+	return opt.Out
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestGGUFRoundTrip: .mlb → GGUF → .mlb is bit-identical for f16-scaled
+// files of every architecture both formats hold (the .mlt too), and
+// GGUF → .mlb → GGUF gives the same GGUF.
+func TestGGUFRoundTrip(t *testing.T) {
+	cases := []struct {
+		arch, want string
+		opt        Options
+	}{
+		{"llama", "llama", Options{}}, {"llama3", "llama", Options{}}, {"llama-linear", "llama", Options{}},
+		{"mistral", "llama", Options{}}, {"qwen2", "qwen2", Options{}}, {"qwen3", "qwen3", Options{}},
+		{"smollm3", "smollm3", Options{}}, {"gemma", "gemma", Options{}}, {"gemma2", "gemma2", Options{}},
+		{"gemma3", "gemma3", Options{}}, {"phi3", "llama", Options{}}, {"granite", "granite", Options{}},
+		{"qwen3", "qwen3", Options{Type: quantize.TypeQ4_0, Q8Mask: mlb.MaskTokEmb | mlb.MaskW2}},
+		{"gemma3", "gemma3", Options{Type: quantize.TypeQ4_0}},
+	}
+	for _, c := range cases {
+		t.Run(c.arch+"-"+quantize.Type(max(c.opt.Type, 1)).String(), func(t *testing.T) {
+			in := synthMLB(t, c.arch, c.opt)
+			dir := filepath.Dir(in)
+			g := filepath.Join(dir, "m.gguf")
+			rep, err := ExportGGUF(in, g, ExportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Arch != c.want {
+				t.Errorf("exported as %s, want %s", rep.Arch, c.want)
+			}
+			back := filepath.Join(dir, "back.mlb")
+			if _, err := ConvertGGUF(context.Background(), g, Options{Out: back}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(readFile(t, in), readFile(t, back)) {
+				t.Error(".mlb → GGUF → .mlb differs")
+			}
+			if !bytes.Equal(readFile(t, TokenizerPath(in)), readFile(t, TokenizerPath(back))) {
+				t.Error(".mlt → GGUF → .mlt differs")
+			}
+			g2 := filepath.Join(dir, "m2.gguf")
+			if _, err := ExportGGUF(back, g2, ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(readFile(t, g), readFile(t, g2)) {
+				t.Error("GGUF → .mlb → GGUF differs")
+			}
+		})
+	}
+}
+
+// TestGGUFExportBlocks checks the exported blocks against the .mlb's arrays
+// directly: a ggml Q8_0 block is the f16 scale then the 32 quants, Q4_0 the
+// scale then 16 bytes of nibbles in the same order as SPEC.md's.
+func TestGGUFExportBlocks(t *testing.T) {
+	in := synthMLB(t, "llama", Options{Type: quantize.TypeQ4_0, Q8Mask: mlb.MaskW2})
+	g := filepath.Join(filepath.Dir(in), "m.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mlb.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, err := gguf.Open(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct{ mlb, gguf string }{{"blk.0.w1", "blk.0.ffn_gate.weight"}, {"blk.1.w2", "blk.1.ffn_down.weight"}} {
+		mt, gt := m.Tensor(c.mlb), f.Tensor(c.gguf)
+		qb := 34
+		if mt.Type == mlb.Q4_0 {
+			qb = 18
+		}
+		if gt.Type.BlockBytes() != qb || len(gt.Data) != len(mt.D)*qb {
+			t.Fatalf("%s: type %s, %d bytes", c.gguf, gt.Type, len(gt.Data))
+		}
+		for b := range mt.D {
+			blk := gt.Data[b*qb : (b+1)*qb]
+			if got := float16frombits(blk[0], blk[1]); got != mt.D[b] {
+				t.Fatalf("%s block %d: scale %v, want %v", c.gguf, b, got, mt.D[b])
+			}
+			if !bytes.Equal(blk[2:], mt.Q[b*(qb-2):(b+1)*(qb-2)]) {
+				t.Fatalf("%s block %d: quants differ", c.gguf, b)
+			}
+		}
+		// ggml's dequantizer gives the .mlb's weights, (q)·d and (n−8)·d.
+		vals := make([]float32, len(mt.D)*32)
+		if err := gguf.Dequantize(gt.Type, gt.Data, vals); err != nil {
+			t.Fatal(err)
+		}
+		qt := quantize.TypeQ8_0
+		if mt.Type == mlb.Q4_0 {
+			qt = quantize.TypeQ4_0
+		}
+		want := quantize.Dequantize(qt, mt.Q, mt.D, mt.Rows, mt.Cols)
+		for i := range want {
+			if vals[i] != want[i] {
+				t.Fatalf("%s: value %d is %v, want %v", c.gguf, i, vals[i], want[i])
+			}
+		}
+	}
+}
+
+func float16frombits(lo, hi byte) float32 {
+	var d [1]float32
+	gguf.Dequantize(gguf.F16, []byte{lo, hi}, d[:])
+	return d[0]
+}
+
+// TestGGUFStories260K converts the real llama.cpp test model: its tensors
+// must equal those of the Hugging Face checkpoint made from the same weights
+// (README: q/k permuted to rotate-half, which convert permutes back), and its
+// tokenizer must equal that checkpoint's tokenizer.json converted (merges
+// derived from the scores as SentencePieceExtractor does).
+func TestGGUFStories260K(t *testing.T) {
+	src := testenv.Shared(t, "models", "stories260K.gguf")
+	hf := testenv.Shared(t, "models", "stories260K")
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "gguf.mlb"), filepath.Join(dir, "hf.mlb")
+	rep, err := ConvertGGUF(context.Background(), src, Options{Out: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Convert(context.Background(), hf, Options{Out: b}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Header.TrueHiddenDim != 172 || rep.Header.HiddenDim != 192 || rep.Header.SharedClassifier != 1 {
+		t.Errorf("header: hidden %d (true %d), shared %d; want 192 (172), 1", rep.Header.HiddenDim, rep.Header.TrueHiddenDim, rep.Header.SharedClassifier)
+	}
+	fa, err := mlb.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Close()
+	fb, err := mlb.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	for i := range fb.Tensors {
+		tb := &fb.Tensors[i]
+		ta := fa.Tensor(tb.Name)
+		if ta == nil || !float32sEqual(ta.F32, tb.F32) || !bytes.Equal(ta.Q, tb.Q) || !float32sEqual(ta.D, tb.D) {
+			t.Errorf("tensor %s differs from the Hugging Face conversion's", tb.Name)
+		}
+	}
+	ta, err := mlt.Open(TokenizerPath(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := mlt.Open(TokenizerPath(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ta.Bytes(), tb.Bytes()) {
+		t.Errorf("tokenizer differs from tokenizer.json's: %d merges vs %d, flags %d vs %d", len(ta.Merges), len(tb.Merges), ta.Flags, tb.Flags)
+	}
+}
+
+func float32sEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// rewriteGGUF copies the GGUF at src to dst with edit applied to its
+// metadata and tensors (edit may change types and data).
+func rewriteGGUF(t *testing.T, src, dst string, edit func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte)) {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kvs := append([]gguf.KV(nil), f.KVs...)
+	var ts []gguf.TensorInfo
+	var data [][]byte
+	for _, x := range f.Tensors {
+		ts = append(ts, x.TensorInfo)
+		data = append(data, append([]byte(nil), x.Data...))
+	}
+	kvs, ts, data = edit(kvs, ts, data)
+	w, err := gguf.Create(dst, kvs, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ti := range w.Tensors() {
+		if err := w.WriteTensor(ti.Name, data[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGGUFRequantized: tensors of other ggml types are dequantized as ggml
+// does and quantized with krafla's rules, and the report names them.
+func TestGGUFRequantized(t *testing.T) {
+	in := synthMLB(t, "llama", Options{})
+	dir := filepath.Dir(in)
+	g := filepath.Join(dir, "m.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// blk.0.ffn_up.weight as Q5_0 with a known pattern: block b's values are
+	// (n−16)·d with d = 1/64, n cycling through 0..31.
+	q5 := filepath.Join(dir, "q5.gguf")
+	var want []float32
+	rewriteGGUF(t, g, q5, func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		for i := range ts {
+			if ts[i].Name != "blk.0.ffn_up.weight" {
+				continue
+			}
+			n := int(ts[i].Shape[0] * ts[i].Shape[1])
+			ts[i].Type = gguf.Q5_0
+			var b []byte
+			for blk := 0; blk < n/32; blk++ {
+				var qs [16]byte
+				var qh uint32
+				vals := make([]float32, 32)
+				for j := range 32 {
+					v := (j + blk) % 32
+					vals[j] = float32(v-16) / 64
+					if j < 16 {
+						qs[j] |= byte(v & 15)
+					} else {
+						qs[j-16] |= byte(v&15) << 4
+					}
+					if v&16 != 0 {
+						qh |= 1 << j
+					}
+				}
+				want = append(want, vals...)
+				b = append(b, 0x00, 0x24) // f16 1/64
+				b = append(b, byte(qh), byte(qh>>8), byte(qh>>16), byte(qh>>24))
+				b = append(b, qs[:]...)
+			}
+			data[i] = b
+		}
+		return kvs, ts, data
+	})
+	var log bytes.Buffer
+	out := filepath.Join(dir, "q5.mlb")
+	rep, err := ConvertGGUF(context.Background(), q5, Options{Out: out, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "lost precision: 1 tensors dequantized from Q5_0 and requantized to Q8_0: blk.0.ffn_up.weight") || len(rep.Warnings) == 0 {
+		t.Errorf("log %q lacks the lost-precision line", log.String())
+	}
+	f, err := mlb.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w3 := f.Tensor("blk.0.w3")
+	q, s, err := quantize.Matrix(quantize.TypeQ8_0, want, w3.Rows, w3.Cols, quantize.Options{F16Scales: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(q, w3.Q) || !float32sEqual(quantize.DecodeScales(s, true), w3.D) {
+		t.Error("blk.0.w3 is not the Q8_0 quantization of the Q5_0 values")
+	}
+}
+
+// TestGGUFRefusals: what does not fit is refused by name.
+func TestGGUFRefusals(t *testing.T) {
+	in := synthMLB(t, "llama", Options{})
+	dir := filepath.Dir(in)
+	g := filepath.Join(dir, "m.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setKV := func(key string, v gguf.Value) func([]gguf.KV, []gguf.TensorInfo, [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		return func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+			for i := range kvs {
+				if kvs[i].Key == key {
+					kvs[i].Value = v
+					return kvs, ts, data
+				}
+			}
+			return append(kvs, gguf.KV{Key: key, Value: v}), ts, data
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func([]gguf.KV, []gguf.TensorInfo, [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte)
+		want string
+	}{
+		{"moe arch", setKV("general.architecture", gguf.String("qwen3moe")), "architecture qwen3moe does not fit the .mlb format: mixture of experts"},
+		{"unknown arch", setKV("general.architecture", gguf.String("rwkv7")), `GGUF architecture "rwkv7" is not supported`},
+		{"experts", setKV("llama.expert_count", gguf.Uint32(8)), "8 experts: mixture of experts"},
+		{"pre", setKV("tokenizer.ggml.pre", gguf.String("tekken")), `pre-tokenizer "tekken"`},
+		{"yarn", setKV("llama.rope.scaling.type", gguf.String("yarn")), `RoPE scaling "yarn" is not imported`},
+		{"IQ type", func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+			for i := range ts {
+				if ts[i].Name == "blk.0.ffn_up.weight" {
+					ts[i].Type = gguf.IQ4_NL // 18 bytes per 32 like Q4_0
+					data[i] = make([]byte, int(ts[i].Shape[0]*ts[i].Shape[1])/32*18)
+				}
+			}
+			return kvs, ts, data
+		}, "tensor type IQ4_NL cannot be dequantized"},
+		{"extra tensor", func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+			return kvs, append(ts, gguf.TensorInfo{Name: "blk.0.ffn_gate_exps.weight", Type: gguf.F32, Shape: []uint64{4}}), append(data, make([]byte, 16))
+		}, `tensor "blk.0.ffn_gate_exps.weight" not used by the mapping`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, "bad.gguf")
+			rewriteGGUF(t, g, p, c.edit)
+			_, err := ConvertGGUF(context.Background(), p, Options{Out: filepath.Join(dir, "bad.mlb")})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "bad.mlb")); !errors.Is(err, os.ErrNotExist) {
+				t.Error("a refused conversion left an output")
+			}
+		})
+	}
+	// A file that is not valid GGUF: the reader's error.
+	bad := filepath.Join(dir, "trunc.gguf")
+	os.WriteFile(bad, readFile(t, g)[:100], 0o644)
+	if _, err := ConvertGGUF(context.Background(), bad, Options{Out: filepath.Join(dir, "x.mlb")}); !errors.Is(err, gguf.ErrFormat) {
+		t.Errorf("truncated file: got %v, want gguf.ErrFormat", err)
+	}
+}
+
+// TestLlama3Factors checks the rope_freqs factors against values computed by
+// hand from convert_hf_to_gguf's formula for Llama 3.1 (θ 500000, head 128,
+// factor 8, low 1, high 4, original 8192): the highest frequencies keep 1,
+// the lowest get 8, and the parameters are recovered.
+func TestLlama3Factors(t *testing.T) {
+	f := llama3Factors(500000, 128, 8, 1, 4, 8192)
+	if f[0] != 1 || f[63] != 8 {
+		t.Errorf("factors %v … %v, want 1 … 8", f[0], f[63])
+	}
+	// i = 44: wavelength 2π·500000^(88/128) = 52026 > 8192: scaled by 8.
+	// i = 34: wavelength 2π·500000^(68/128) = 6695.1 between 2048 and 8192:
+	// smooth = (8192/6695.1 − 1)/3 = 0.074527, factor 1/((1−s)/8 + s) = 5.2573.
+	if f[44] != 8 || math.Abs(float64(f[34])-5.2573) > 1e-3 {
+		t.Errorf("f[44] = %v, f[34] = %v; want 8, 5.2573", f[44], f[34])
+	}
+	fa, lo, hi, orig, ok := llama3Params(f, 500000, 128)
+	if !ok || fa != 8 || lo != 1 || hi != 4 || orig != 8192 {
+		t.Errorf("recovered %v %v %v %v %v", fa, lo, hi, orig, ok)
+	}
+}
