@@ -144,9 +144,14 @@ func version() string {
 // the context would otherwise swallow Ctrl-C and SIGTERM).
 const interruptGrace = 3 * time.Second
 
+// mainSignals receives the interrupts main turns into cancelling the
+// command's context; a command that handles Ctrl-C itself (chat: it stops
+// an answer, not the session) takes os.Interrupt off it with signal.Stop.
+var mainSignals = make(chan os.Signal, 1)
+
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 1)
+	sig := mainSignals
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sig

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/internal/atomicfile"
 	"github.com/krafla/krafla/mlt"
@@ -42,6 +43,7 @@ type runOptions struct {
 	Prompt   string
 	N        int
 	Chat     bool
+	Template string
 	Logits   string
 	Imatrix  string
 	Verbose  bool
@@ -84,7 +86,8 @@ any thread count.`,
 	f := c.Flags()
 	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt text (none: start from the BOS token)")
 	f.IntVarP(&o.N, "max-tokens", "n", 256, "tokens to generate at most (-1: until a stop token or a full context)")
-	f.BoolVar(&o.Chat, "chat", false, "wrap the prompt in the model family's chat template (Llama 3, Qwen, Gemma)")
+	f.BoolVar(&o.Chat, "chat", false, "render the prompt as a user turn with the model's chat template (as krafla chat does)")
+	f.StringVar(&o.Template, "template", "", "chat template FILE for --chat (a .jinja file or a tokenizer_config.json; implies --chat)")
 	f.StringVar(&o.Logits, "logits", "", "write the float32 logits of every prompt position to FILE (little-endian [n_tokens][vocab])")
 	f.StringVar(&o.Imatrix, "imatrix", "", "also write the importance matrix (MLI1) of this run's tokens to FILE")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
@@ -192,14 +195,25 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	}
 	cfg := m.Config()
 	text := o.Prompt
-	if o.Chat {
-		tmpl, err := infer.ChatTemplateFor(tok)
+	prompt, stop := []int(nil), tok.StopTokens()
+	if o.Chat || o.Template != "" {
+		// The model's own template, as krafla chat renders a first turn;
+		// it writes bos_token itself, so Encode adds none.
+		tmpl, err := chatTemplate(tok, o.Template, "")
 		if err != nil {
 			return err
 		}
-		text = tmpl.Apply(text)
+		ms, err := chat.Messages([]chat.Message{{Role: "user", Content: o.Prompt}})
+		if err != nil {
+			return err
+		}
+		if text, err = tmpl.Render(ms, chat.RenderOptions{AddGenerationPrompt: true}); err != nil {
+			return err
+		}
+		prompt, stop = chat.Encode(tok, text), tmpl.StopIDs()
+	} else {
+		prompt = tok.Encode(text, infer.AddBOS(tok))
 	}
-	prompt := tok.Encode(text, infer.AddBOS(tok))
 	switch {
 	case len(prompt) == 0 && text == "":
 		return usageError{fmt.Errorf("no prompt, and the tokenizer adds no BOS token to start from: give one with -p")}
@@ -222,7 +236,7 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	}
 	fmt.Fprintf(errOut, "cache: %s for a context of %d positions\n", mib(s.CacheBytes()), s.Ctx())
 
-	opt := infer.GenerateOptions{MaxTokens: o.N, Stop: tok.StopTokens(), Sampler: infer.NewSampler(o.Sampling)}
+	opt := infer.GenerateOptions{MaxTokens: o.N, Stop: stop, Sampler: infer.NewSampler(o.Sampling)}
 	var lw *logitsWriter
 	if o.Logits != "" {
 		if lw, err = newLogitsWriter(o.Logits); err != nil {
