@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/krafla/krafla/internal/testenv"
 )
 
 // longDocument concatenates the long mixed documents of a cases.jsonl (the
@@ -24,26 +22,38 @@ func longDocument(b testing.TB, path string) string {
 	return sb.String()
 }
 
-// BenchmarkEncode measures Encode on the long documents of each shipped
-// tokenizer, in MB/s, to set beside the Hugging Face figures in
-// ../shared/tokenizers/README.md. "cold" empties the pre-token cache before
-// every pass over the text, "warm" keeps it. cpu-MB/s divides by the thread's
-// CPU time instead of the wall clock (the shared test machine is busy).
+// BenchmarkEncode measures Encode on the long documents of each conformance
+// tokenizer (../shared/tokenizers and tokenizers-next), in MB/s, to set beside
+// Hugging Face's figures measured by testdata/pipeline/bench_hf.js. "cold"
+// empties the pre-token cache before every pass over the text, "warm" keeps
+// it; "general" (pipeline tokenizers and those with a scanner) runs every
+// regex through regexp2 instead of the hand-written scanners. cpu-MB/s divides
+// by the thread's CPU time instead of the wall clock (the shared test machine
+// is busy).
 func BenchmarkEncode(b *testing.B) {
-	for _, name := range []string{"llama2", "llama3", "qwen3", "gemma3", "gpt2"} {
-		dir := testenv.Shared(b, "tokenizers", name)
+	for _, dir := range conformanceDirs(b) {
+		name := filepath.Base(dir)
 		tk, err := FromHF(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		tk.prepare()
 		doc := longDocument(b, filepath.Join(dir, "cases.jsonl"))
-		for _, cold := range []bool{true, false} {
-			sub := name + "/warm"
-			if cold {
-				sub = name + "/cold"
-			}
-			b.Run(sub, func(b *testing.B) {
+		variants := []struct {
+			sub  string
+			tk   *Tokenizer
+			cold bool
+		}{{"cold", tk, true}, {"warm", tk, false}}
+		if tk.Kind == KindByteLevel {
+			g := asPipeline(b, tk)
+			variants = append(variants, struct {
+				sub  string
+				tk   *Tokenizer
+				cold bool
+			}{"general-warm", withGeneralPath(b, g), false})
+		}
+		for _, v := range variants {
+			b.Run(name+"/"+v.sub, func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(len(doc)))
@@ -51,10 +61,10 @@ func BenchmarkEncode(b *testing.B) {
 				c0, ok := threadCPUTime()
 				n := 0
 				for b.Loop() {
-					if cold {
-						tk.merger.cache = nil
+					if v.cold {
+						v.tk.merger.cache = nil
 					}
-					out = tk.AppendEncode(out[:0], doc, false)
+					out = v.tk.AppendEncode(out[:0], doc, false)
 					n++
 				}
 				if c1, ok1 := threadCPUTime(); ok && ok1 && c1 > c0 {

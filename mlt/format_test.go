@@ -199,6 +199,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(smallByteLevel().Bytes())
 	f.Add(smallSentencePiece(FlagAddBOS).Bytes())
 	f.Add(smallSentencePiece(FlagPrefixOnce).Bytes())
+	f.Add(smallByteLevelPipeline().Bytes())
+	f.Add(smallSentencePiecePipeline().Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, err := Parse(b)
 		if err != nil {

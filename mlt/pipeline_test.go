@@ -1,10 +1,14 @@
 package mlt
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -85,4 +89,247 @@ func withGeneralPath(t testing.TB, tk *Tokenizer) *Tokenizer {
 	}
 	p.prepare()
 	return p
+}
+
+// asPipeline returns a byte-level tokenizer described by the SPEC.md flags
+// as the equivalent pipeline tokenizer: NFC (flag 8), Digits (64), the regex
+// the flags select as a Split, ByteLevel.
+func asPipeline(t testing.TB, tk *Tokenizer) *Tokenizer {
+	t.Helper()
+	if tk.Pipeline != nil {
+		return tk
+	}
+	p := &Pipeline{Unk: -1}
+	if tk.Flags&FlagNFC != 0 {
+		p.Normalizers = append(p.Normalizers, Step{Op: OpNFC})
+	}
+	if tk.Flags&FlagSplitDigits != 0 {
+		p.PreTokenizers = append(p.PreTokenizers, Step{Op: OpDigits, Individual: true})
+	}
+	re := map[pattern]string{patLlama3: regexLlama3, patQwen2: regexQwen2, patQwen35: regexQwen35, patGPT2: regexGPT2}[patternFor(tk.Flags)]
+	p.PreTokenizers = append(p.PreTokenizers, SplitRegex(re), Step{Op: OpByteLevel})
+	out := &Tokenizer{Kind: tk.Kind, Flags: tk.Flags&(FlagAddBOS|FlagIgnoreMerges) | FlagPipeline, BOS: tk.BOS, EOS: tk.EOS,
+		Tokens: tk.Tokens, Merges: tk.Merges, Pipeline: p}
+	for _, tok := range tk.Tokens {
+		if tok.Attr == AttrAdded {
+			p.Added = append(p.Added, 0)
+		}
+	}
+	if err := out.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// smallByteLevelPipeline is smallByteLevel with a pipeline using every step
+// kind that has parameters.
+func smallByteLevelPipeline() *Tokenizer {
+	t := smallByteLevel()
+	t.Flags = FlagPipeline
+	t.Pipeline = &Pipeline{
+		Normalizers: []Step{{Op: OpNFKC}, {Op: OpReplace, Pattern: `\s+`, Regex: true, Content: " "},
+			{Op: OpPrepend, Pattern: "^"}, {Op: OpStrip, Left: true}, {Op: OpLowercase}},
+		PreTokenizers: []Step{SplitRegex(`\p{N}{1,3}`), {Op: OpSplit, Pattern: "x", Behavior: MergedWithNext, Invert: true},
+			{Op: OpDigits, Individual: true}, {Op: OpPunctuation, Behavior: Contiguous}, {Op: OpMetaspace, Pattern: "_", Prepend: PrependFirst, SplitWords: true},
+			{Op: OpWhitespaceSplit}, {Op: OpByteLevel, AddPrefixSpace: true, UseRegex: true}},
+		Added: []AddedOptions{AddedLStrip | AddedSpecial},
+		Unk:   -1,
+	}
+	return t
+}
+
+// smallSentencePiecePipeline is smallSentencePiece without the byte tokens
+// of 'a'..'c' (their ids become none tokens), with unk 257 ("a").
+func smallSentencePiecePipeline() *Tokenizer {
+	t := smallSentencePiece(0)
+	t.Flags = FlagPipeline
+	for c := 'a'; c <= 'c'; c++ {
+		t.Tokens[c] = Token{Attr: AttrNone}
+	}
+	t.Pipeline = &Pipeline{
+		Normalizers:   []Step{{Op: OpReplace, Pattern: " ", Content: "▁"}},
+		PreTokenizers: []Step{{Op: OpMetaspace, Pattern: "▁", Prepend: PrependAlways}},
+		Added:         []AddedOptions{AddedRStrip | AddedSingleWord | AddedSpecial},
+		Unk:           257, FuseUnk: true, DecodeStrip: 1,
+	}
+	return t
+}
+
+func TestPipelineSectionRoundTrip(t *testing.T) {
+	for _, tk := range []*Tokenizer{smallByteLevelPipeline(), smallSentencePiecePipeline()} {
+		if err := tk.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		b := tk.Bytes()
+		p, err := Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameTokenizer(tk, p) || !reflect.DeepEqual(tk.Pipeline, p.Pipeline) {
+			t.Errorf("round trip changed the tokenizer: %+v, want %+v", p.Pipeline, tk.Pipeline)
+		}
+		if string(p.Bytes()) != string(b) {
+			t.Errorf("Bytes of the parsed file differ")
+		}
+	}
+}
+
+// TestPipelineMissingBytes: a character whose byte tokens are missing is unk,
+// consecutive ones fused; one whose bytes exist gets them.
+func TestPipelineMissingBytes(t *testing.T) {
+	tk := smallSentencePiecePipeline()
+	// "▁a" (Metaspace always, then the merge) is 259; "x" (0x78) has its
+	// byte token, "é" (C3 A9) too; "c" has neither a piece nor a byte token:
+	// one unk (257) for "cc", appended once a character with a piece comes or
+	// the word ends, so after the byte tokens of é (as tokenizers does:
+	// testdata/pipeline, "☃ж☃").
+	got := tk.Encode("axccé", false)
+	want := []int{259, 'x', 0xC3, 0xA9, 257}
+	if !slices.Equal(got, want) {
+		t.Errorf("Encode: got %v, want %v", got, want)
+	}
+	// The byte tokens of é come before the pending unk of a preceding c.
+	if got, want := tk.Encode("cé", false), []int{256, 0xC3, 0xA9, 257}; !slices.Equal(got, want) {
+		t.Errorf("Encode(cé): got %v, want %v", got, want)
+	}
+	// None tokens decode to nothing.
+	if got := tk.Decode([]int{'a', 257, 'b'}); got != "a" {
+		t.Errorf("Decode with none tokens: got %q, want %q", got, "a")
+	}
+}
+
+// pipelineImage returns the .mlt image of tk and the offset of its pipeline
+// section's payload.
+func pipelineImage(t *testing.T, tk *Tokenizer) ([]byte, int) {
+	t.Helper()
+	base := &Tokenizer{Kind: tk.Kind, BOS: tk.BOS, EOS: tk.EOS, Tokens: tk.Tokens, Merges: tk.Merges}
+	return tk.Bytes(), len(base.Bytes()) + sectionHeaderSize
+}
+
+func TestPipelineSectionMalformed(t *testing.T) {
+	base, at := pipelineImage(t, smallByteLevelPipeline())
+	le := binary.LittleEndian
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte) []byte
+		want string
+	}{
+		{"version", func(b []byte) []byte { le.PutUint32(b[at-4:], 2); return b }, "version 2"},
+		{"length past the end", func(b []byte) []byte { le.PutUint32(b[at-8:], 1<<30); return b }, "section length"},
+		{"truncated", func(b []byte) []byte {
+			b = b[:len(b)-3]
+			le.PutUint32(b[at-8:], uint32(len(b)-at+4))
+			return b
+		}, "runs past the end"},
+		{"normalizer count", func(b []byte) []byte { le.PutUint32(b[at:], 1<<20); return b }, "step count"},
+		{"unknown normalizer", func(b []byte) []byte { b[at+4] = 99; return b }, "unknown normalizer operation 99"},
+		{"pre-tokenizer as normalizer", func(b []byte) []byte { b[at+4] = byte(OpSplit); return b }, "unknown normalizer operation 16"},
+		{"bad bool", func(b []byte) []byte { b[at+6] = 2; return b }, "want 0 or 1"}, // Replace's regex flag
+		{"string length", func(b []byte) []byte { le.PutUint32(b[at+7:], 1<<31); return b }, "length"},
+		{"trailing bytes", func(b []byte) []byte {
+			b = append(b, 0)
+			le.PutUint32(b[at-8:], uint32(len(b)-at+4))
+			return b
+		}, "left over"},
+		{"option bits", func(b []byte) []byte { b[len(b)-1] = 0x80; return b }, "unknown option bits"},
+		{"flag without section", func(b []byte) []byte { return b[:at-8] }, "header is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.edit(slices.Clone(base)))
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ML_E_FORMAT containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPipelineValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(tk *Tokenizer)
+		want string
+	}{
+		{"old flag", func(tk *Tokenizer) { tk.Flags |= FlagNFC }, "cannot be combined"},
+		{"ByteLevel not last", func(tk *Tokenizer) {
+			p := tk.Pipeline.PreTokenizers
+			p[0], p[len(p)-1] = p[len(p)-1], p[0]
+		}, "must end with its one ByteLevel"},
+		{"bad regex", func(tk *Tokenizer) { tk.Pipeline.PreTokenizers[0].Pattern = `(?m:x)` }, "inline options"},
+		{"unterminated regex", func(tk *Tokenizer) { tk.Pipeline.PreTokenizers[0].Pattern = `(x` }, "unterminated group"},
+		{"behavior", func(tk *Tokenizer) { tk.Pipeline.PreTokenizers[1].Behavior = 9 }, "unknown behavior 9"},
+		{"metaspace replacement", func(tk *Tokenizer) { tk.Pipeline.PreTokenizers[4].Pattern = "ab" }, "not one character"},
+		{"added count", func(tk *Tokenizer) { tk.Pipeline.Added = nil }, "options for 0 added tokens"},
+		{"unk in kind 2", func(tk *Tokenizer) { tk.Pipeline.Unk = 3 }, "for kind 1"},
+		{"none token without pipeline", func(tk *Tokenizer) {
+			tk.Flags, tk.Pipeline = 0, nil
+			tk.Tokens = append(tk.Tokens, Token{Attr: AttrNone})
+		}, "unknown attr 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := smallByteLevelPipeline()
+			tc.edit(tk)
+			err := tk.Validate()
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ML_E_FORMAT containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGeneralPathConformance: the byte-level tokenizers of the conformance
+// folders give every expected id through the general path too (the flags'
+// scanners replaced by their regexes in regexp2).
+func TestGeneralPathConformance(t *testing.T) {
+	for _, dir := range conformanceDirs(t) {
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			tk := shippedDir(t, name, dir)
+			if tk.Kind != KindByteLevel {
+				t.Skip("kind 1 has no regex")
+			}
+			g := withGeneralPath(t, asPipeline(t, tk))
+			for i, c := range readCaseLines(t, filepath.Join(dir, "cases.jsonl")) {
+				if got := g.Encode(c.Text, false); !slices.Equal(got, c.IDs) {
+					t.Fatalf("case %d %q: got %v, want %v", i, short(c.Text), firstIDs(got), firstIDs(c.IDs))
+				}
+			}
+		})
+	}
+}
+
+// FuzzGeneralVsScanners encodes arbitrary text with a pipeline tokenizer whose
+// Split regex has a hand-written scanner (one of the four, chosen by which)
+// and with the same tokenizer on the general path (regexp2): the ids agree.
+func FuzzGeneralVsScanners(f *testing.F) {
+	res := []string{regexLlama3, regexQwen2, regexQwen35, regexGPT2}
+	fast := make([]*Tokenizer, len(res))
+	general := make([]*Tokenizer, len(res))
+	for i, re := range res {
+		tk := smallByteLevel()
+		tk.Flags = FlagPipeline
+		tk.Pipeline = &Pipeline{Unk: -1, Added: []AddedOptions{0},
+			PreTokenizers: []Step{{Op: OpDigits, Individual: i == 1}, SplitRegex(re), {Op: OpByteLevel, UseRegex: i == 3}}}
+		if err := tk.Validate(); err != nil {
+			f.Fatal(err)
+		}
+		tk.prepare()
+		fast[i], general[i] = tk, withGeneralPath(f, tk)
+		if _, ok := fast[i].pipe.pres[1].split.(scannerSplitter); !ok {
+			f.Fatalf("regex %d does not take the scanner", i)
+		}
+		if _, ok := general[i].pipe.pres[1].split.(regexSplitter); !ok {
+			f.Fatalf("regex %d does not take regexp2 on the general path", i)
+		}
+	}
+	for _, s := range []string{"Hello world", "I'LL 12345  \r\n x", "e\u0301 \u3000\u3000 ab", "'ſ (x) !!\n", "'\xc5 \xff\xfe a\xc3", "hello<|x|> 'Ve"} {
+		f.Add(s, byte(0))
+		f.Add(s, byte(3))
+	}
+	f.Fuzz(func(t *testing.T, s string, which byte) {
+		i := int(which) % len(res)
+		got, want := fast[i].Encode(s, false), general[i].Encode(s, false)
+		if !slices.Equal(got, want) {
+			t.Fatalf("regex %d on %q: scanner path %v, general path %v", i, s, got, want)
+		}
+	})
 }

@@ -27,7 +27,7 @@ const TEXTS = [
   'café naïve résumé', 'cafe\u0301 nai\u0308ve', 'ﬁne ﬀ ﬃ', 'ＦＵＬＬ width １２３', '½ ² ㎏ ℃', 'İstanbul ΣΑΣ ß',
   '🙂 emoji 👍🏽', '中文字符 かなカナ 한국어', 'x<|x|>y', 'a <|x|> b', 'a  <|x|>  b', '<|x|><|x|>', '<|X|>', 'word<mask>word',
   'a <mask> b', '<mask>', 'x <mask>, y', '▁ literal ▁▁', 'snake_case_word', 'e\u0903x mark', 'under_score__ and __init__',
-  '\u00a0nbsp\u3000ideographic\u2028line', 'zero\u200dwidth\u200cjoin', 'A\u0130B', 'Σίσυφος', 'unknown ☃ snowman ⛄ chars',
+  '\u00a0nbsp\u3000ideographic\u2028line', 'zero\u200dwidth\u200cjoin', 'A\u0130B', 'Σίσυφος', 'unknown ☃ snowman ⛄ chars', '☃ж☃', 'x☃жy⛄☃z',
 ];
 
 // byteToUnicode is GPT-2's bytes_to_unicode.
