@@ -109,7 +109,12 @@ func TestRunGenerates(t *testing.T) {
 		t.Errorf("run -p \"\": got %q, %v; want %q as without -p", outEmpty, err, outBOS)
 	}
 	imat := filepath.Join(t.TempDir(), "run.imatrix")
-	if _, _, err := runCLI("run", model, "--chat", "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
+	// hfgen's tokenizer has the ChatML tokens but no template: give one.
+	tf := filepath.Join(t.TempDir(), "chatml.jinja")
+	if err := os.WriteFile(tf, []byte(chatMLJinja), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI("run", model, "--chat", "--template", tf, "-p", "Hi", "-n", "2", "--temp", "0", "--imatrix", imat); err != nil {
 		t.Errorf("--chat: %v", err)
 	}
 	// The prompt is prefilled with the logits of its last token only, so the
