@@ -1,6 +1,7 @@
 package jinja
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -108,6 +109,7 @@ func init() {
 	filters = map[string]func(*state, []any, []kwarg) any{
 		"abs":        filterAbs,
 		"attr":       filterAttr,
+		"batch":      filterBatch,
 		"capitalize": strFilter(pyCapitalize),
 		"center":     filterCenter,
 		"count":      filterLength,
@@ -126,7 +128,7 @@ func init() {
 		"last":       filterLast,
 		"length":     filterLength,
 		"list":       filterList,
-		"lower":      strFilter(strings.ToLower),
+		"lower":      strFilter(pyLower),
 		"map":        filterMap,
 		"max":        func(st *state, a []any, kw []kwarg) any { return st.minMax("max", a, kw, 1) },
 		"min":        func(st *state, a []any, kw []kwarg) any { return st.minMax("min", a, kw, -1) },
@@ -145,7 +147,7 @@ func init() {
 		"tojson":     filterToJSON,
 		"trim":       filterTrim,
 		"unique":     filterUnique,
-		"upper":      strFilter(strings.ToUpper),
+		"upper":      strFilter(pyUpper),
 		"wordcount":  filterWordcount,
 	}
 	tests = map[string]func(*state, []any, []kwarg) any{
@@ -427,7 +429,40 @@ func filterAbs(st *state, a []any, kw []kwarg) any {
 
 func filterAttr(st *state, a []any, kw []kwarg) any {
 	p := st.bind("attr", a, kw, "obj", "name")
-	return st.getattr(p[0], st.strArg("attr", p[1]))
+	name := st.strArg("attr", p[1])
+	if u, ok := p[0].(Undefined); ok {
+		st.undefinedError(u)
+	}
+	if v, ok := st.pyAttr(p[0], name); ok {
+		return v
+	}
+	return Undefined{hint: fmt.Sprintf("%s has no attribute '%s'", objDesc(p[0]), name)}
+}
+
+func filterBatch(st *state, a []any, kw []kwarg) any {
+	p := st.bind("batch", a, kw, "value", "linecount", "fill_with")
+	n := int(st.intArg("batch", p[1]))
+	if n <= 0 {
+		st.fail(KindValue, "batch size must be positive")
+	}
+	var out []any
+	var cur []any
+	for _, it := range st.items(p[0]) {
+		if len(cur) == n {
+			out = append(out, cur)
+			cur = nil
+		}
+		cur = append(cur, it)
+	}
+	if len(cur) > 0 {
+		if fill := orDefault(p[2], nil); fill != nil {
+			for len(cur) < n {
+				cur = append(cur, fill)
+			}
+		}
+		out = append(out, cur)
+	}
+	return &generator{items: out}
 }
 
 func filterCenter(st *state, a []any, kw []kwarg) any {
@@ -471,7 +506,7 @@ func filterDictsort(st *state, a []any, kw []kwarg) any {
 
 func caseKey(v any, caseSensitive bool) any {
 	if s, ok := asString(v); ok && !caseSensitive {
-		return strings.ToLower(s)
+		return pyLower(s)
 	}
 	return v
 }
@@ -837,7 +872,15 @@ func filterRound(st *state, a []any, kw []kwarg) any {
 		st.fail(KindType, "type %s doesn't define __round__ method", typeName(p[0]))
 	}
 	scale := math.Pow(10, float64(prec))
-	switch orDefault(p[2], "common") {
+	method := orDefault(p[2], "common")
+	if _, i, isInt, _ := number(p[0]); isInt && method == "common" {
+		// Python's round(int, n) stays an int
+		if prec >= 0 {
+			return i
+		}
+		return int64(math.RoundToEven(float64(i)*scale) / scale)
+	}
+	switch method {
 	case "common":
 		r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', max(prec, 0), 64), 64)
 		if prec < 0 {
@@ -992,26 +1035,100 @@ func pyStrip(s string, chars any, left, right bool) string {
 	return s
 }
 
+// Python's case mappings are the full ones (ß upper-cases to SS), with
+// Final_Sigma in lower(); Go's unicode package has the simple ones, which
+// specialcase.go completes.
+
+func upperRune(b *strings.Builder, r rune) {
+	if s, ok := specialUpper[r]; ok {
+		b.WriteString(s)
+	} else {
+		b.WriteRune(unicode.ToUpper(r))
+	}
+}
+
+func titleRune(b *strings.Builder, r rune) {
+	if s, ok := specialTitle[r]; ok {
+		b.WriteString(s)
+	} else {
+		b.WriteRune(unicode.ToTitle(r))
+	}
+}
+
+func isCased(r rune) bool { return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) }
+
+// isCaseIgnorable approximates Unicode's Case_Ignorable (Mn, Me, Cf, Lm, Sk
+// and the word-internal punctuation), for Final_Sigma.
+func isCaseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', '^', '`', 0xad, 0xb7, 0x2018, 0x2019, 0x2024, 0x2027:
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+}
+
+func pyUpper(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		upperRune(&b, r)
+	}
+	return b.String()
+}
+
+func pyLower(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		switch {
+		case r == 0x3a3 && finalSigma(rs, i):
+			b.WriteRune(0x3c2)
+		case specialLower[r] != "":
+			b.WriteString(specialLower[r])
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// finalSigma: a cased letter before (case-ignorables skipped), none after.
+func finalSigma(rs []rune, i int) bool {
+	j := i - 1
+	for j >= 0 && isCaseIgnorable(rs[j]) {
+		j--
+	}
+	if j < 0 || !isCased(rs[j]) {
+		return false
+	}
+	j = i + 1
+	for j < len(rs) && isCaseIgnorable(rs[j]) {
+		j++
+	}
+	return j == len(rs) || !isCased(rs[j])
+}
+
+// pyCapitalize is str.capitalize: the first character title-cased, the rest lower-cased.
 func pyCapitalize(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	if n == 0 {
 		return s
 	}
-	return string(unicode.ToTitle(r)) + strings.ToLower(s[n:])
+	var b strings.Builder
+	titleRune(&b, r)
+	return b.String() + pyLower(s[n:])
 }
 
-// pyTitle is str.title: a cased character after an uncased one is upper-cased, others lower-cased.
+// pyTitle is str.title: a cased character after an uncased one is title-cased, others lower-cased.
 func pyTitle(s string) string {
 	var b strings.Builder
 	prevCased := false
 	for _, r := range s {
-		cased := unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
 		if prevCased {
-			b.WriteRune(unicode.ToLower(r))
+			b.WriteString(pyLower(string(r)))
 		} else {
-			b.WriteRune(unicode.ToTitle(r))
+			titleRune(&b, r)
 		}
-		prevCased = cased
+		prevCased = isCased(r)
 	}
 	return b.String()
 }
@@ -1027,9 +1144,9 @@ func jinjaTitle(s string) string {
 			continue
 		}
 		if start {
-			b.WriteString(strings.ToUpper(string(r)))
+			upperRune(&b, r)
 		} else {
-			b.WriteString(strings.ToLower(string(r)))
+			b.WriteString(pyLower(string(r)))
 		}
 		start = false
 	}

@@ -131,10 +131,9 @@ func filterToJSON(st *state, args []any, kw []kwarg) any {
 	switch ind := orDefault(p[2], nil).(type) {
 	case nil:
 	case string:
-		e.indent, e.indented = ind, true
+		e.indent, e.indented, e.item = ind, true, ","
 	default:
-		e.indent, e.indented = strings.Repeat(" ", int(max(st.intArg("tojson", ind), 0))), true
-		e.item = ","
+		e.indent, e.indented, e.item = strings.Repeat(" ", int(max(st.intArg("tojson", ind), 0))), true, ","
 	}
 	if sep := orDefault(p[3], nil); sep != nil {
 		parts := st.iterate(sep)

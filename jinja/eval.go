@@ -11,6 +11,7 @@ import (
 // Error kinds: jinja2's (and Python's) exception names.
 const (
 	KindSyntax    = "TemplateSyntaxError"
+	KindAssertion = "TemplateAssertionError" // an unknown filter or test, found when parsing
 	KindTemplate  = "TemplateError" // raised by the template itself: raise_exception(message)
 	KindUndefined = "UndefinedError"
 	KindType      = "TypeError"
@@ -208,9 +209,9 @@ func (st *state) execOne(n node, f *frame) ctl {
 		v = st.applyFilters(n.filter, v, f)
 		st.assign(n.target, v, f)
 	case *macroNode:
-		f.vars[n.name] = &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f}
+		f.vars[n.name] = &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches}
 	case *callBlockNode:
-		caller := &macro{name: "caller", params: n.params, defaults: n.defaults, body: n.body, closure: f}
+		caller := &macro{name: "caller", params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches}
 		v := st.evalCall(n.call, f, caller)
 		st.pos = n.pos
 		st.write(pyStr(v))
@@ -590,6 +591,7 @@ type macro struct {
 	defaults []node
 	body     []node
 	closure  *frame
+	catches  catches
 }
 
 func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
@@ -599,6 +601,9 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 	pos := st.pos
 	fr := newFrame(m.closure)
 	var varargs []any
+	if len(args) > len(m.params) && !m.catches.varargs {
+		st.fail(KindType, "macro '%s' takes not more than %d argument(s)", m.name, len(m.params))
+	}
 	for i, a := range args {
 		if i < len(m.params) {
 			fr.vars[m.params[i]] = a
@@ -608,7 +613,7 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 	}
 	extra := NewDict()
 	for _, k := range kw {
-		if k.name == "caller" {
+		if k.name == "caller" && m.catches.caller {
 			fr.vars["caller"] = k.val
 			continue
 		}
@@ -618,6 +623,9 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 			}
 			fr.vars[k.name] = k.val
 			continue
+		}
+		if !m.catches.kwargs {
+			st.fail(KindType, "macro '%s' takes no keyword argument '%s'", m.name, k.name)
 		}
 		extra.Set(k.name, k.val)
 	}

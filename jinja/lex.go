@@ -48,6 +48,7 @@ type lexer struct {
 	inVar        bool   // inside {{ }} rather than {% %}
 	stack        []byte // open brackets: end tags only count when it is empty
 	lineStarting bool   // the last token ended a line (jinja2's line_starting)
+	last         token  // the last token emitted
 }
 
 func newLexer(src string) *lexer {
@@ -67,7 +68,10 @@ func (l *lexer) next() token {
 	return t
 }
 
-func (l *lexer) emit(k tokKind, val string, pos int) { l.toks = append(l.toks, token{k, val, pos}) }
+func (l *lexer) emit(k tokKind, val string, pos int) {
+	l.toks = append(l.toks, token{k, val, pos})
+	l.last = token{k, val, pos}
+}
 
 func (l *lexer) fail(pos int, msg string) stateFn {
 	if l.err == nil {
@@ -100,19 +104,15 @@ func lexText(l *lexer) stateFn {
 		if i+2 < len(l.src) && (l.src[i+2] == '-' || l.src[i+2] == '+') {
 			sign = l.src[i+2]
 		}
-		text := l.src[start:i]
-		switch {
-		case sign == '-':
-			text = rstripSpace(text)
-		case sign != '+' && c != '{':
-			// lstrip_blocks: only spaces and tabs between the line start and the tag.
-			lpos := strings.LastIndexByte(text, '\n') + 1
-			if (lpos > 0 || l.lineStarting) && strings.Trim(text[lpos:], " \t") == "" {
-				text = text[:lpos]
+		if c == '%' {
+			if end, ok := rawBegin(l.src, i); ok {
+				return l.lexRaw(start, i, end)
 			}
 		}
-		if text != "" {
-			l.emit(tText, text, start)
+		if c == '{' {
+			l.emitText(l.src[start:i], start, sign|0x80)
+		} else {
+			l.emitText(l.src[start:i], start, sign)
 		}
 		tagPos := i
 		l.pos = i + 2
@@ -131,6 +131,90 @@ func lexText(l *lexer) stateFn {
 		}
 		l.stack = l.stack[:0]
 		return lexInside
+	}
+}
+
+// emitText emits the text before a tag with the tag's whitespace control:
+// sign is the byte after "{%", "{#" or "{{" ('-', '+' or 0), with 0x80 set
+// for "{{", which lstrip_blocks leaves alone.
+func (l *lexer) emitText(text string, start int, sign byte) {
+	switch {
+	case sign&0x7f == '-':
+		text = rstripSpace(text)
+	case sign&0x7f != '+' && sign&0x80 == 0:
+		// lstrip_blocks: only spaces and tabs between the line start and the tag.
+		lpos := strings.LastIndexByte(text, '\n') + 1
+		if (lpos > 0 || l.lineStarting) && strings.Trim(text[lpos:], " \t") == "" {
+			text = text[:lpos]
+		}
+	}
+	if text != "" {
+		l.emit(tText, text, start)
+	}
+}
+
+// rawBegin matches "{%" ["-"|"+"] ws "raw" ws ("-%}" ws* | "%}") at i and
+// returns where it ends.
+func rawBegin(src string, i int) (int, bool) {
+	j := i + 2
+	if j < len(src) && (src[j] == '-' || src[j] == '+') {
+		j++
+	}
+	j += len(src[j:]) - len(lstripSpace(src[j:]))
+	if !strings.HasPrefix(src[j:], "raw") || j+3 < len(src) && isNameByte(src[j+3]) {
+		return 0, false
+	}
+	j += 3
+	j += len(src[j:]) - len(lstripSpace(src[j:]))
+	switch {
+	case strings.HasPrefix(src[j:], "-%}"):
+		j += 3
+		return j + len(src[j:]) - len(lstripSpace(src[j:])), true
+	case strings.HasPrefix(src[j:], "%}"):
+		return j + 2, true
+	}
+	return 0, false
+}
+
+// lexRaw emits the text before a raw block (tag at i, its end at end) and
+// the block's content as text, up to {% endraw %}, whose whitespace control
+// applies as any tag's does.
+func (l *lexer) lexRaw(start, i, end int) stateFn {
+	l.emitText(l.src[start:i], start, l.src[i+2])
+	for k := end; ; {
+		j := strings.Index(l.src[k:], "{%")
+		if j < 0 {
+			return l.fail(i, "missing end of raw directive")
+		}
+		k += j
+		p := k + 2
+		sign := byte(0)
+		if p < len(l.src) && (l.src[p] == '-' || l.src[p] == '+') {
+			sign = l.src[p]
+			p++
+		}
+		p += len(l.src[p:]) - len(lstripSpace(l.src[p:]))
+		if !strings.HasPrefix(l.src[p:], "endraw") {
+			k += 2
+			continue
+		}
+		p += 6
+		p += len(l.src[p:]) - len(lstripSpace(l.src[p:]))
+		minus := strings.HasPrefix(l.src[p:], "-%}")
+		plus := strings.HasPrefix(l.src[p:], "+%}")
+		if !minus && !plus && !strings.HasPrefix(l.src[p:], "%}") {
+			k += 2
+			continue
+		}
+		l.lineStarting = false
+		l.emitText(l.src[end:k], end, sign)
+		l.pos = p + 2
+		if minus || plus {
+			l.pos++
+		}
+		l.inVar = false
+		l.afterEnd(minus, plus)
+		return lexText
 	}
 }
 
@@ -277,29 +361,69 @@ func lexNumber(l *lexer) stateFn {
 		}
 		return j
 	}
-	end := digits(0)
-	kind := tInt
-	// jinja2: no float right after a dot (foo.0.1 is two attribute steps).
-	afterDot := len(l.toks) > 0 && l.toks[len(l.toks)-1].kind == tOp && l.toks[len(l.toks)-1].val == "."
-	if !afterDot {
-		if end < len(s)-1 && s[end] == '.' && s[end+1] >= '0' && s[end+1] <= '9' {
-			end = digits(end + 1)
-			kind = tFloat
+	// float: (\d+_)*\d+ ((\.(\d+_)*\d+)? e[+-]? (\d+_)*\d+ | \.(\d+_)*\d+), never
+	// right after a dot (foo.0.1 is two attribute steps)
+	end, kind := 0, tInt
+	if !(l.last.kind == tOp && l.last.val == ".") {
+		m := digits(0)
+		frac := m
+		if m < len(s)-1 && s[m] == '.' && s[m+1] >= '0' && s[m+1] <= '9' {
+			frac = digits(m + 1)
 		}
-		if end < len(s) && (s[end] == 'e' || s[end] == 'E') {
-			j := end + 1
+		exp := frac
+		if frac < len(s) && (s[frac] == 'e' || s[frac] == 'E') {
+			j := frac + 1
 			if j < len(s) && (s[j] == '+' || s[j] == '-') {
 				j++
 			}
 			if k := digits(j); k > j {
-				end, kind = k, tFloat
+				exp = k
 			}
 		}
+		if exp > m {
+			end, kind = exp, tFloat
+		}
+	}
+	if kind == tInt {
+		// integer: 0b.., 0o.., 0x.. (case-insensitive), [1-9](_?\d)* or 0(_?0)*
+		end = intLiteral(s)
 	}
 	l.emit(kind, strings.ReplaceAll(s[:end], "_", ""), l.pos)
 	l.pos += end
 	l.lineStarting = false
 	return lexInside
+}
+
+func intLiteral(s string) int {
+	if len(s) > 2 && s[0] == '0' {
+		var ok func(byte) bool
+		switch s[1] | 0x20 {
+		case 'b':
+			ok = func(c byte) bool { return c == '0' || c == '1' }
+		case 'o':
+			ok = func(c byte) bool { return c >= '0' && c <= '7' }
+		case 'x':
+			ok = func(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
+		}
+		if ok != nil {
+			j := 2
+			for j < len(s) && (ok(s[j]) || s[j] == '_' && j+1 < len(s) && ok(s[j+1])) {
+				j++
+			}
+			if j > 2 {
+				return j
+			}
+		}
+	}
+	want := func(c byte) bool { return c >= '0' && c <= '9' }
+	if s[0] == '0' {
+		want = func(c byte) bool { return c == '0' }
+	}
+	j := 1
+	for j < len(s) && (want(s[j]) || s[j] == '_' && j+1 < len(s) && want(s[j+1])) {
+		j++
+	}
+	return j
 }
 
 func lexString(l *lexer) stateFn {

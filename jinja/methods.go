@@ -52,9 +52,23 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 			return x.name, true
 		}
 		return nil, false
-	case float64:
-		if name == "is_integer" {
-			return &function{name, func(st *state, args []any, kw []kwarg) any { return x == float64(int64(x)) }}, true
+	case bool, int64, float64:
+		switch name {
+		case "real":
+			if b, ok := x.(bool); ok {
+				_, i, _, _ := number(b)
+				return i, true
+			}
+			return x, true
+		case "imag":
+			if _, ok := x.(float64); ok {
+				return 0.0, true
+			}
+			return int64(0), true
+		case "is_integer":
+			if f, ok := x.(float64); ok {
+				return &function{name, func(st *state, args []any, kw []kwarg) any { return f == float64(int64(f)) }}, true
+			}
 		}
 		return nil, false
 	default:
@@ -212,9 +226,9 @@ func init() {
 		"replace": strM(func(st *state, s string, p []any) any {
 			return st.pyReplace(s, st.strArg("replace", p[0]), st.strArg("replace", p[1]), int(st.intArg("replace", orDefault(p[2], int64(-1)))))
 		}, "old", "new", "count"),
-		"upper":      strOnly(strings.ToUpper),
-		"lower":      strOnly(strings.ToLower),
-		"casefold":   strOnly(strings.ToLower),
+		"upper":      strOnly(pyUpper),
+		"lower":      strOnly(pyLower),
+		"casefold":   strOnly(pyLower),
 		"title":      strOnly(pyTitle),
 		"capitalize": strOnly(pyCapitalize),
 		"swapcase": strOnly(func(s string) string {

@@ -50,6 +50,7 @@ type (
 		params   []string
 		defaults []node // aligned to the end of params, as Python's
 		body     []node
+		catches  catches
 	}
 	callBlockNode struct {
 		base
@@ -57,6 +58,7 @@ type (
 		params   []string
 		defaults []node
 		body     []node
+		catches  catches
 	}
 	filterBlockNode struct {
 		base
@@ -72,6 +74,11 @@ type (
 	breakNode    struct{ base }
 	continueNode struct{ base }
 )
+
+// catches records which of the names varargs, kwargs and caller a macro's
+// body reads: only then does it take extra positional arguments, extra
+// keyword arguments or a call block (jinja2's find_undeclared).
+type catches struct{ varargs, kwargs, caller bool }
 
 // Expressions.
 

@@ -17,6 +17,13 @@ type parser struct {
 	cur   token
 	ahead []token
 	depth int
+	refs  *catches // the macro body being parsed
+	// jinja2 refuses an unknown filter or test when compiling, unless it sits
+	// directly in an if statement or a conditional expression: then only
+	// reaching it is an error. soft is true there; unknown holds those seen
+	// outside, which an enclosing conditional expression may still forgive.
+	soft    bool
+	unknown []token
 }
 
 // Template is a parsed template. It is never modified after Parse.
@@ -44,6 +51,10 @@ func Parse(src string) (t *Template, err error) {
 	body := p.subparse(nil)
 	if p.cur.kind != tEOF {
 		p.fail(p.cur.pos, "unexpected "+p.describe(p.cur))
+	}
+	if len(p.unknown) > 0 {
+		u := p.unknown[0]
+		panic(&Error{Kind: KindAssertion, Msg: u.val, pos: u.pos})
 	}
 	return &Template{src: src, body: body}, nil
 }
@@ -202,6 +213,21 @@ func (p *parser) statements(ends []string, drop bool) ([]node, string) {
 
 func (p *parser) blockEnd() { p.expectKind(tBlockEnd, "end of statement block") }
 
+// hard parses a body in a new frame of jinja2's compiler (a loop, macro or
+// block body), where unknown filters are compile errors again.
+func (p *parser) hard(f func()) {
+	saved := p.soft
+	p.soft = false
+	f()
+	p.soft = saved
+}
+
+func (p *parser) checkKnown(t token, name string, known bool, what string) {
+	if !known && !p.soft {
+		p.unknown = append(p.unknown, token{val: "no " + what + " named '" + name + "'", pos: t.pos})
+	}
+}
+
 func (p *parser) parseStatement(pos int) node {
 	if p.cur.kind != tName {
 		p.fail(p.cur.pos, "tag name expected")
@@ -220,9 +246,13 @@ func (p *parser) parseStatement(pos int) node {
 	case "call":
 		return p.parseCallBlock(pos)
 	case "filter":
-		f := p.parseFilterChain(nil)
-		p.blockEnd()
-		body, _ := p.statements([]string{"endfilter"}, true)
+		var f []*filterNode
+		var body []node
+		p.hard(func() {
+			f = p.parseFilterChain(nil)
+			p.blockEnd()
+			body, _ = p.statements([]string{"endfilter"}, true)
+		})
 		return &filterBlockNode{base{pos}, f, body}
 	case "with":
 		return p.parseWith(pos)
@@ -245,6 +275,9 @@ func (p *parser) parseStatement(pos int) node {
 
 // if: "if" expr body ("elif" expr body)* ["else" body] "endif"
 func (p *parser) parseIf(pos int) node {
+	saved := p.soft
+	p.soft = true
+	defer func() { p.soft = saved }()
 	n := &ifNode{base: base{pos}, cond: p.parseExpr(true)}
 	p.blockEnd()
 	body, end := p.statements([]string{"elif", "else", "endif"}, false)
@@ -265,6 +298,9 @@ func (p *parser) parseIf(pos int) node {
 // for: "for" target "in" tuple(no condexpr) ["if" expr] ["recursive"] body ["else" body] "endfor"
 func (p *parser) parseFor(pos int) node {
 	n := &forNode{base: base{pos}}
+	saved := p.soft
+	p.soft = false
+	defer func() { p.soft = saved }()
 	n.target = p.parseAssignTarget(false, []string{"in"})
 	if !p.skipName("in") {
 		p.fail(p.cur.pos, "expected 'in', got "+p.describe(p.cur))
@@ -278,12 +314,14 @@ func (p *parser) parseFor(pos int) node {
 		p.fail(pos, "recursive loops are not supported")
 	}
 	p.blockEnd()
-	body, end := p.statements([]string{"endfor", "else"}, false)
-	n.body = body
-	p.blockEnd()
-	if end == "else" {
-		n.else_, _ = p.statements([]string{"endfor"}, true)
-	}
+	p.hard(func() {
+		body, end := p.statements([]string{"endfor", "else"}, false)
+		n.body = body
+		p.blockEnd()
+		if end == "else" {
+			n.else_, _ = p.statements([]string{"endfor"}, true)
+		}
+	})
 	return n
 }
 
@@ -301,7 +339,8 @@ func (p *parser) parseSet(pos int) node {
 		f = p.parseFilterChain(nil)
 	}
 	p.blockEnd()
-	body, _ := p.statements([]string{"endset"}, true)
+	var body []node
+	p.hard(func() { body, _ = p.statements([]string{"endset"}, true) })
 	return &setBlockNode{base{pos}, target, f, body}
 }
 
@@ -356,10 +395,22 @@ func (p *parser) endOfTuple(extra []string) bool {
 // macro: "macro" name "(" [param ["=" expr] ("," param ["=" expr])*] ")" body "endmacro"
 func (p *parser) parseMacro(pos int) node {
 	name := p.expectName().val
-	params, defaults := p.parseSignature()
-	p.blockEnd()
-	body, _ := p.statements([]string{"endmacro"}, true)
-	return &macroNode{base{pos}, name, params, defaults, body}
+	n := &macroNode{base: base{pos}, name: name}
+	p.macroBody(&n.catches, func() {
+		n.params, n.defaults = p.parseSignature()
+		p.blockEnd()
+		n.body, _ = p.statements([]string{"endmacro"}, true)
+	})
+	return n
+}
+
+// macroBody parses a macro's signature and body, recording which special
+// names it reads.
+func (p *parser) macroBody(c *catches, f func()) {
+	saved := p.refs
+	p.refs = c
+	p.hard(f)
+	p.refs = saved
 }
 
 func (p *parser) parseSignature() ([]string, []node) {
@@ -387,19 +438,21 @@ func (p *parser) parseSignature() ([]string, []node) {
 
 // call block: "call" ["(" params ")"] call_expr body "endcall"
 func (p *parser) parseCallBlock(pos int) node {
-	var params []string
-	var defaults []node
-	if p.isOp("(") {
-		params, defaults = p.parseSignature()
-	}
+	n := &callBlockNode{base: base{pos}}
+	p.macroBody(&n.catches, func() {
+		if p.isOp("(") {
+			n.params, n.defaults = p.parseSignature()
+		}
+	})
 	e := p.parseExpr(true)
 	c, ok := e.(*callNode)
 	if !ok {
 		p.fail(pos, "expected call")
 	}
+	n.call = c
 	p.blockEnd()
-	body, _ := p.statements([]string{"endcall"}, true)
-	return &callBlockNode{base{pos}, c, params, defaults, body}
+	p.macroBody(&n.catches, func() { n.body, _ = p.statements([]string{"endcall"}, true) })
+	return n
 }
 
 // with: "with" [target "=" expr ("," target "=" expr)*] body "endwith"
@@ -414,7 +467,7 @@ func (p *parser) parseWith(pos int) node {
 		n.values = append(n.values, p.parseExpr(true))
 	}
 	p.blockEnd()
-	n.body, _ = p.statements([]string{"endwith"}, true)
+	p.hard(func() { n.body, _ = p.statements([]string{"endwith"}, true) })
 	return n
 }
 
@@ -454,13 +507,19 @@ func (p *parser) parseExpr(condexpr bool) node {
 		return p.parseOr()
 	}
 	pos := p.cur.pos
+	mark := len(p.unknown)
 	e := p.parseOr()
-	for p.skipName("if") {
+	for p.isName("if") {
+		p.unknown = p.unknown[:mark] // the whole conditional expression is soft
+		saved := p.soft
+		p.soft = true
+		p.advance()
 		cond := p.parseOr()
 		var els node
 		if p.skipName("else") {
 			els = p.parseExpr(true)
 		}
+		p.soft = saved
 		e = &condNode{base{pos}, cond, e, els}
 	}
 	return e
@@ -600,6 +659,16 @@ func (p *parser) parsePrimary() node {
 			return &constNode{base{t.pos}, false}
 		case "none", "None":
 			return &constNode{base{t.pos}, nil}
+		}
+		if p.refs != nil {
+			switch t.val {
+			case "varargs":
+				p.refs.varargs = true
+			case "kwargs":
+				p.refs.kwargs = true
+			case "caller":
+				p.refs.caller = true
+			}
 		}
 		return &nameNode{base{t.pos}, t.val}
 	case tString:
@@ -801,6 +870,8 @@ func (p *parser) parseFilterChain(arg node) []*filterNode {
 			p.advance()
 			name += "." + p.expectName().val
 		}
+		_, known := filters[name]
+		p.checkKnown(t, name, known, "filter")
 		f := &filterNode{base: base{t.pos}, arg: arg, name: name}
 		if p.isOp("(") {
 			var da, dk node
@@ -823,11 +894,14 @@ func (p *parser) parseTest(e node) node {
 	pos := p.cur.pos
 	p.advance()
 	negated := p.skipName("not")
+	nt := p.cur
 	name := p.expectName().val
 	for p.isOp(".") {
 		p.advance()
 		name += "." + p.expectName().val
 	}
+	_, known := tests[name]
+	p.checkKnown(nt, name, known, "test")
 	n := &testNode{base: base{pos}, arg: e, name: name}
 	switch {
 	case p.isOp("("):
