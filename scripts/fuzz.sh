@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh FuzzConfig 5m   one target by name (every package that has it)
 #   scripts/fuzz.sh ./mlb 1h        every target of one package
 #   scripts/fuzz.sh ./mlt:FuzzParse 30s
+#   scripts/fuzz.sh -k 1024 ./imatrix   copy the cached inputs of at most 1024 bytes
+#                                      into testdata/fuzz (no fuzzing)
 #
 # Targets are discovered with `go test -list 'Fuzz.*'` in every package whose
 # tests define one, so new targets are picked up without editing this file.
@@ -17,6 +19,10 @@
 # testdata/fuzz/TARGET: fix the bug and keep the file, it becomes a seed that
 # `go test` runs from then on.
 #
+# With FUZZ_KEEP=BYTES (or -k BYTES, which only copies), the cached inputs of at
+# most BYTES bytes that testdata/fuzz/TARGET lacks are copied there after the run;
+# review and commit them so that every later run and `go test` starts from them.
+#
 # The machine is usually shared: runs are niced (FUZZ_NICE, default 19) and use
 # FUZZ_PARALLEL workers (default 1); each input that finds new coverage is
 # minimized for at most FUZZ_MINIMIZE (default 10s, Go's is 60s), during which
@@ -25,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # targets prints "PACKAGE TARGET" for every fuzz target of the module, or of
 # package $1 only.
@@ -38,10 +44,36 @@ targets() {
 	done
 }
 
+# keep PKG TARGET copies the fuzz cache's inputs of at most $keep bytes into
+# PKG/testdata/fuzz/TARGET (the cache names each file by its content's hash).
+keep() {
+	local cache dst n=0 bytes=0 f size
+	cache="$(go env GOCACHE)/fuzz/$(go list "$1")/$2"
+	dst="$1/testdata/fuzz/$2"
+	[ -d "$cache" ] || { echo "$1 $2: no cached inputs in $cache"; return; }
+	mkdir -p "$dst"
+	for f in "$cache"/*; do
+		size=$(wc -c <"$f")
+		if [ "$size" -le "$keep" ] && [ ! -e "$dst/$(basename "$f")" ]; then
+			cp "$f" "$dst/"
+			n=$((n + 1))
+			bytes=$((bytes + size))
+		fi
+	done
+	echo "$1 $2: copied $n inputs ($bytes bytes) of at most $keep bytes into $dst"
+}
+
 list=0
+keep=${FUZZ_KEEP:-0}
+only_keep=0
 case "${1:-}" in
 -h | --help) usage ;;
 -l | --list) list=1 ;;
+-k)
+	keep=${2:?-k needs a size in bytes}
+	only_keep=1
+	shift 2
+	;;
 esac
 if [ "$list" = 1 ]; then
 	targets
@@ -69,6 +101,13 @@ if [ -z "$sel" ]; then
 	exit 2
 fi
 
+if [ "$only_keep" = 1 ]; then
+	while read -r pkg name; do
+		[ -z "$pkg" ] || keep "$pkg" "$name"
+	done <<<"$sel"
+	exit 0
+fi
+
 summary=""
 status=0
 while read -r pkg name; do
@@ -85,6 +124,9 @@ while read -r pkg name; do
 	fi
 	summary+="$pkg $name: ${last:-no fuzzing output}"$'\n'
 	rm -f "$log"
+	if [ "$keep" -gt 0 ]; then
+		summary+="  $(keep "$pkg" "$name")"$'\n'
+	fi
 done <<<"$sel"
 echo
 echo "== summary"
