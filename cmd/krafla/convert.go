@@ -43,11 +43,16 @@ model.safetensors.index.json; F32, F16 or BF16), maps the architecture onto the
 Qwen3.5 dense, Phi-3/Phi-4, Granite 3), quantizes every matrix and writes the
 model, then tokenizer.json as an .mlt beside it. Architectures and features
 the format cannot hold (mixture of experts, longrope, biases without an array,
-tensors the mapping does not use) are refused with the reason.
+tensors the mapping does not use) are refused with the reason. PyTorch pickle
+weights (*.bin, *.pt, *.pth, *.ckpt) are never opened, since loading a pickle
+can execute code: a folder holding only those is refused with the way to
+convert them to safetensors.
 
 The model is converted tensor by tensor, so memory stays near the largest
-tensor; the output is written to a temporary file, renamed into place and
-opened again to verify it before convert reports success.
+tensor; the output is written to a temporary file (.NAME.krafla-tmp-PID-N),
+renamed into place and opened again to verify it before convert reports
+success. A convert that was killed leaves that file behind; the next convert
+to the same output removes it and says so.
 
 Matrix classes for --q8: tok_emb, wcls, wqk (wq, wk, wg, lqkv), wv (wv, lz),
 wo (wo, lout), w13 (w1, w3), w2.
