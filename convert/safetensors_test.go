@@ -136,6 +136,9 @@ func FuzzParseSafetensors(f *testing.F) {
 	f.Add(stFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"__metadata__":{"x":"y"}}`, make([]byte, 8)))
 	f.Add(stFile(`{"b":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]},"c":{"dtype":"F16","shape":[1],"data_offsets":[8,10]}}`, make([]byte, 10)))
 	f.Add(stFile(`{}`, nil))
+	// A shape longer than the limit, and one with a non-number (shapeJSON).
+	f.Add(stFile(`{"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}}`, make([]byte, 1)))
+	f.Add(stFile(`{"a":{"dtype":"U8","shape":[1,"1"],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":null,"data_offsets":[1,2]}}`, make([]byte, 2)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sf, err := ParseSafetensors(b, "fuzz")
 		if err != nil {
