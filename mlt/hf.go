@@ -125,6 +125,16 @@ func FromHF(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mlt: %w", err)
 	}
+	// Other models lay out their vocab differently (Unigram: a list of
+	// pairs), so the model type is read and refused by name first.
+	var head struct {
+		Model struct {
+			Type *string `json:"type"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(data, &head); err == nil && head.Model.Type != nil && *head.Model.Type != "BPE" {
+		return nil, fmt.Errorf("mlt: %s: %w", path, unsupported("model type %q (only BPE)", *head.Model.Type))
+	}
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("mlt: %s: invalid JSON: %w", path, err)

@@ -476,3 +476,34 @@ func (t *Tokenizer) validatePipeline() error {
 	}
 	return nil
 }
+
+// String describes the step as tokenizer.json would name it, with its
+// parameters, for inspect and messages.
+func (s Step) String() string {
+	pat := func() string {
+		if s.Regex {
+			return "Regex " + fmt.Sprintf("%q", s.Pattern)
+		}
+		return "String " + fmt.Sprintf("%q", s.Pattern)
+	}
+	switch s.Op {
+	case OpReplace:
+		return fmt.Sprintf("Replace(%s → %q)", pat(), s.Content)
+	case OpPrepend:
+		return fmt.Sprintf("Prepend(%q)", s.Pattern)
+	case OpStrip:
+		return fmt.Sprintf("Strip(left %v, right %v)", s.Left, s.Right)
+	case OpSplit:
+		return fmt.Sprintf("Split(%s, %s, invert %v)", pat(), s.Behavior, s.Invert)
+	case OpDigits:
+		return fmt.Sprintf("Digits(individual_digits %v)", s.Individual)
+	case OpByteLevel:
+		return fmt.Sprintf("ByteLevel(add_prefix_space %v, use_regex %v)", s.AddPrefixSpace, s.UseRegex)
+	case OpMetaspace:
+		scheme := [...]string{"always", "first", "never"}[min(int(s.Prepend), 2)]
+		return fmt.Sprintf("Metaspace(%q, prepend_scheme %s, split %v)", s.Pattern, scheme, s.SplitWords)
+	case OpPunctuation:
+		return fmt.Sprintf("Punctuation(%s)", s.Behavior)
+	}
+	return s.Op.String()
+}

@@ -44,6 +44,7 @@ type mltJSON struct {
 	Normal     int            `json:"normal_tokens"`
 	Added      int            `json:"added_tokens"`
 	Byte       int            `json:"byte_tokens"`
+	None       int            `json:"none_tokens,omitempty"` // ids without a token (pipeline files)
 	Merges     int            `json:"n_merges"`
 	BOS        int32          `json:"bos"`
 	EOS        int32          `json:"eos"`
@@ -52,6 +53,7 @@ type mltJSON struct {
 	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
 	MergeList  []mltMergeJSON `json:"sample_merges"`
 	Chat       *mltChatJSON   `json:"chat,omitempty"`
+	Pipeline   *mltPipeJSON   `json:"pipeline,omitempty"`
 	AllTokens  []mltTokenJSON `json:"tokens,omitempty"` // with --tensors
 	AllMerges  []mltMergeJSON `json:"merges,omitempty"` // with --tensors
 }
@@ -62,6 +64,40 @@ type mltChatJSON struct {
 	BOSToken  string            `json:"bos_token"`
 	EOSToken  string            `json:"eos_token"`
 	StopIDs   []int32           `json:"stop_ids"`
+}
+
+// mltPipeJSON is the pipeline section: each step described as
+// tokenizer.json names it, and how many added tokens have each option.
+type mltPipeJSON struct {
+	Normalizers   []string       `json:"normalizers"`
+	PreTokenizers []string       `json:"pre_tokenizers"`
+	Unk           int32          `json:"unk"`
+	FuseUnk       bool           `json:"fuse_unk"`
+	DecodeStrip   uint8          `json:"decode_strip"`
+	AddedOptions  map[string]int `json:"added_options"`
+}
+
+func pipelineJSON(p *mlt.Pipeline) *mltPipeJSON {
+	j := &mltPipeJSON{Normalizers: []string{}, PreTokenizers: []string{}, Unk: p.Unk, FuseUnk: p.FuseUnk,
+		DecodeStrip: p.DecodeStrip, AddedOptions: map[string]int{}}
+	for _, s := range p.Normalizers {
+		j.Normalizers = append(j.Normalizers, s.String())
+	}
+	for _, s := range p.PreTokenizers {
+		j.PreTokenizers = append(j.PreTokenizers, s.String())
+	}
+	for _, o := range p.Added {
+		for _, b := range []struct {
+			bit  mlt.AddedOptions
+			name string
+		}{{mlt.AddedLStrip, "lstrip"}, {mlt.AddedRStrip, "rstrip"}, {mlt.AddedSingleWord, "single_word"},
+			{mlt.AddedNormalized, "normalized"}, {mlt.AddedSpecial, "special"}} {
+			if o&b.bit != 0 {
+				j.AddedOptions[b.name]++
+			}
+		}
+	}
+	return j
 }
 
 type mltTemplateJSON struct {
@@ -82,7 +118,7 @@ func chatTemplateNames(c *mlt.Chat) string {
 	return fmt.Sprintf("%d template(s): %s", len(c.Templates), strings.Join(parts, ", "))
 }
 
-var attrNames = []string{"normal", "added", "byte"}
+var attrNames = []string{"normal", "added", "byte", "none"}
 
 // piece shows a token's bytes readably: quoted Go syntax for non-byte
 // tokens, <0xXX> for byte tokens.
@@ -109,6 +145,9 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if j.FlagNames == nil {
 		j.FlagNames = []string{}
+	}
+	if t.Pipeline != nil {
+		j.Pipeline = pipelineJSON(t.Pipeline)
 	}
 	if c := t.Chat; c != nil {
 		j.Chat = &mltChatJSON{Templates: []mltTemplateJSON{}, BOSToken: c.BOSToken, EOSToken: c.EOSToken, StopIDs: c.StopIDs}
@@ -145,6 +184,8 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 			}
 		case mlt.AttrByte:
 			j.Byte++
+		case mlt.AttrNone:
+			j.None++
 		}
 	}
 	for i, m := range t.Merges[:min(mltSample, len(t.Merges))] {
@@ -178,11 +219,35 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	fmt.Fprintf(out, "%s: valid .mlt tokenizer (MLT1 version 1), %s, %d tokens\n", path, j.KindName, j.Vocab)
 	fmt.Fprintf(out, "  kind         %d (%s)\n", j.Kind, j.KindName)
 	fmt.Fprintf(out, "  flags        %d (%s)\n", j.Flags, flags)
-	fmt.Fprintf(out, "  tokens       %d (%d normal, %d added, %d byte)\n", j.Vocab, j.Normal, j.Added, j.Byte)
+	none := ""
+	if j.None > 0 {
+		none = fmt.Sprintf(", %d ids without a token", j.None)
+	}
+	fmt.Fprintf(out, "  tokens       %d (%d normal, %d added, %d byte%s)\n", j.Vocab, j.Normal, j.Added, j.Byte, none)
 	fmt.Fprintf(out, "  merges       %d\n", j.Merges)
 	fmt.Fprintf(out, "  bos          %s\n", name(t.BOS))
 	fmt.Fprintf(out, "  eos          %s\n", name(t.EOS))
 	fmt.Fprintf(out, "  stop tokens  %s\n", strings.Join(stops, ", "))
+	if p := j.Pipeline; p != nil {
+		none := func(l []string) string {
+			if len(l) == 0 {
+				return "none"
+			}
+			return strings.Join(l, ", ")
+		}
+		fmt.Fprintf(out, "  normalizers  %s\n", none(p.Normalizers))
+		fmt.Fprintf(out, "  pre-tokens   %s\n", none(p.PreTokenizers))
+		if t.Kind == mlt.KindSentencePiece {
+			fmt.Fprintf(out, "  unk          %s (fuse_unk %v), decoder strips %d leading space(s)\n", name(p.Unk), p.FuseUnk, p.DecodeStrip)
+		}
+		opts := make([]string, 0, len(p.AddedOptions))
+		for _, k := range []string{"special", "normalized", "lstrip", "rstrip", "single_word"} {
+			if n := p.AddedOptions[k]; n > 0 {
+				opts = append(opts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		fmt.Fprintf(out, "  added opts   %s\n", none(opts))
+	}
 	if c := t.Chat; c != nil {
 		ids := make([]string, len(c.StopIDs))
 		for i, id := range c.StopIDs {

@@ -27,9 +27,14 @@ func newTokenizeCmd() *cobra.Command {
 		Long: `tokenize reads PATH, a tokenizer.json or a checkpoint folder holding one (and
 tokenizer_config.json beside it when present), maps its normalizer,
 pre-tokenizer, model, added tokens, post-processor and decoder onto an .mlt kind
-and flags, and writes the .mlt file. A tokenizer that no .mlt reproduces exactly
-(an NFKC normalizer, an unknown pre-tokenizer regex, several chained splits, a
-Unigram or WordPiece model, ...) is refused with a message naming the part.
+and flags, and writes the .mlt file. What the flags of the original .mlt format
+cannot say (NFKC and the other normalizers, Split regexes and their chains,
+Metaspace schemes, added tokens with lstrip/rstrip/single_word, byte-fallback
+vocabularies missing some <0xXX> tokens, ...) goes into the file's pipeline
+section, and encoding then follows the Hugging Face tokenizers library step by
+step. A tokenizer that no .mlt reproduces exactly (a Unigram or WordPiece model,
+a regex construct without an exact equivalent, an unknown normalizer, ...) is
+refused with a message naming the part.
 
 The chat templates travel along: tokenizer_config.json's chat_template (one, or
 a list of named ones), or chat_template.jinja / chat_template.json beside it,
@@ -103,8 +108,23 @@ func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Wri
 	}
 	fmt.Fprintf(out, "wrote %s: kind %d (%s), flags %d (%s), %d tokens (%d added), %d merges, bos %d, eos %d\n",
 		o.Output, t.Kind, t.Kind, t.Flags, flags, len(t.Tokens), added, len(t.Merges), t.BOS, t.EOS)
+	if p := t.Pipeline; p != nil {
+		fmt.Fprintf(out, "pipeline: %d normalizer(s), %d pre-tokenizer(s): %s\n", len(p.Normalizers), len(p.PreTokenizers), pipelineSummary(p))
+	}
 	if c != nil {
 		fmt.Fprintf(out, "chat: %s, stop ids %v\n", chatTemplateNames(c), c.StopIDs)
 	}
 	return nil
+}
+
+// pipelineSummary names a pipeline's steps in order, normalizers first.
+func pipelineSummary(p *mlt.Pipeline) string {
+	var names []string
+	for _, s := range append(append([]mlt.Step{}, p.Normalizers...), p.PreTokenizers...) {
+		names = append(names, s.Op.String())
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,16 +147,63 @@ func TestTokenizeErrors(t *testing.T) {
 	}
 }
 
-// TestTokenizeRefusesClaude: an NFKC normalizer has no .mlt flag, and no
-// file is written.
-func TestTokenizeRefusesClaude(t *testing.T) {
+// TestTokenizeClaude: claude's NFKC normalizer goes into the pipeline
+// section, and the written file encodes its cases as Hugging Face does.
+func TestTokenizeClaude(t *testing.T) {
 	src := testenv.Shared(t, "tokenizers", "claude")
 	out := filepath.Join(t.TempDir(), "claude.mlt")
+	msg, err := execKrafla(t, "", "tokenize", src, "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "pipeline: 1 normalizer(s), 1 pre-tokenizer(s): NFKC, ByteLevel") {
+		t.Errorf("tokenize output %q does not describe the pipeline", msg)
+	}
+	// "…" becomes "..." under NFKC before the merges.
+	got, err := execKrafla(t, "", "encode", "-t", out, "…")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := claudeIDs(t, src, "…")
+	if strings.TrimSpace(got) != want {
+		t.Errorf("encode: got %q, want %q", got, want)
+	}
+}
+
+// TestTokenizeRefusesUnigram: a Unigram model is refused by name and no file
+// is written.
+func TestTokenizeRefusesUnigram(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "tokenizer.json")
+	if err := os.WriteFile(src, []byte(`{"model": {"type": "Unigram", "vocab": [["a", -1.0]]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "u.mlt")
 	_, err := execKrafla(t, "", "tokenize", src, "-o", out)
-	if err == nil || !strings.Contains(err.Error(), "normalizer NFKC") {
-		t.Errorf("got %v, want a refusal naming the NFKC normalizer", err)
+	if err == nil || !strings.Contains(err.Error(), `model type "Unigram"`) {
+		t.Errorf("got %v, want a refusal naming the Unigram model", err)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s was written", out)
 	}
+}
+
+// claudeIDs returns the ids of text in dir's cases.jsonl, space-separated.
+func claudeIDs(t *testing.T, dir, text string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		var c struct {
+			Text string
+			IDs  []int
+		}
+		if json.Unmarshal([]byte(l), &c) == nil && c.Text == text {
+			return strings.Trim(fmt.Sprint(c.IDs), "[]")
+		}
+	}
+	t.Fatalf("no case %q in %s", text, dir)
+	return ""
 }
