@@ -18,11 +18,15 @@
 //	32      tokens   n_vocab × { u8 attr; u32 len; len bytes }
 //	...     merges   n_merges × { u32 left; u32 right; u32 merged }, in rank order
 //
-// The file ends right after the last merge. Token attr: 0 normal, 1 added
+// The file ends right after the last merge, or after the extension sections
+// the flags 512 (pipeline, pipeline.go) and 1024 (chat, chat.go) announce
+// (sections.go). Token attr: 0 normal, 1 added
 // (matched literally in the raw text before anything else, longest match
 // first), 2 byte (kind 1 only: the byte-fallback token <0xXX>, stored as its
-// single byte). Byte-level pieces are stored as the raw bytes they stand for,
-// SentencePiece pieces as UTF-8 with ▁ (U+2581) for spaces.
+// single byte), 3 none (pipeline files only: an id without a token). Byte-level
+// pieces are stored as the raw bytes they stand for,
+// SentencePiece pieces as UTF-8 with ▁ (U+2581) for spaces. docs/FORMATS.md
+// describes the format completely.
 //
 // Flags: 1 add BOS; 2 ignore_merges; 4 (kind 1) the ▁ prefix only on the
 // segment at the start of the text, and not when it already starts with a
@@ -31,14 +35,16 @@
 // regex; 64 (kind 2) digits split off before the regex; 128 (kind 1) never a
 // ▁ prefix; 256 (kind 2) the Qwen 3.5 regex. Without 4 or 128, kind 1 prepends
 // ▁ to every non-empty segment between added tokens (the legacy Prepend
-// normalizer).
+// normalizer). With 512 the kind-specific flags are 0: the pipeline says it.
 //
 // Validation (Parse, Open, Write) refuses: a bad magic or version, an unknown
 // kind or flag bit, flags of the other kind or contradicting each other, counts
 // that need more bytes than the file has, a token or merge running past the
 // end, trailing bytes, an unknown attr, empty or duplicate tokens, a byte token
 // that is not one byte or appears twice, a kind 1 file without all 256 byte
-// tokens or a kind 2 file without a token for every single byte, bos or eos
+// tokens (unless it has a pipeline section, where a character with a missing
+// byte token becomes unk) or a kind 2 file without a token for every single
+// byte, a malformed section, bos or eos
 // out of range, and merges naming missing tokens or whose parts do not
 // concatenate to the merged token. Errors are *Error values matching ErrFormat
 // or ErrIO and naming the offset.
@@ -58,10 +64,18 @@
 // StreamDecoder gives the same text piece by piece without splitting a
 // character.
 //
-// FromHF maps a tokenizer.json onto a kind and flags, and refuses
-// (ErrUnsupported) whatever an .mlt cannot reproduce exactly, naming the part:
-// NFKC or other normalizers, unknown or chained pre-tokenizer regexes,
-// Metaspace "always" or split, ByteLevel add_prefix_space, non-BPE models,
-// added tokens with lstrip, rstrip or single_word, post-processors adding
-// anything but one BOS, decoders that do not match the kind, gaps in the ids.
+// With a pipeline section, encoding follows the tokenizers library step by
+// step instead (pipeline_encode.go): added tokens with their options,
+// normalizers, normalized added tokens, the pre-tokenizer sequence (regexes
+// through onig.go's Oniguruma-to-regexp2 translation, or the scanners for
+// their exact texts), then the model.
+//
+// FromHF maps a tokenizer.json onto a kind and flags when they describe it
+// exactly (such files are as they always were), and onto a kind and a
+// pipeline section otherwise. It refuses (ErrUnsupported) whatever an .mlt
+// cannot reproduce exactly, naming the part: non-BPE models (Unigram,
+// WordPiece), dropout, word prefixes and suffixes, normalizers and
+// pre-tokenizers it does not know (Precompiled, UnicodeScripts, ...), regex
+// constructs without an exact regexp2 equivalent, post-processors adding
+// anything but one BOS, decoders that do not match the kind.
 package mlt
