@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"errors"
+	"math"
 	"syscall"
 )
 
@@ -11,6 +12,12 @@ import (
 // EPERM means it exists under another user. A PID reused since the writer
 // died reads as alive, which only keeps a leftover longer.
 func alive(pid int) bool {
+	switch {
+	case pid <= 0: // not a writer's PID, and kill(0 or -1) means a group: keep the file
+		return true
+	case pid > math.MaxInt32: // no process has it (pid_t is 32 bits)
+		return false
+	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -167,8 +167,8 @@ func stalePattern(base string) *regexp.Regexp {
 	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(base) + regexp.QuoteMeta(marker) + `([0-9]{1,10})-[0-9]{1,20}$`)
 }
 
-// Leftovers lists the temporary files of target that Create would remove now.
-func Leftovers(target string) []Stale {
+// leftovers lists the temporary files of target that Create removes.
+func leftovers(target string) []Stale {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
@@ -199,7 +199,7 @@ func Leftovers(target string) []Stale {
 }
 
 func removeStale(target string) {
-	for _, s := range Leftovers(target) {
+	for _, s := range leftovers(target) {
 		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.Err = err
 		} else if err != nil {
