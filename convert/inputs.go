@@ -68,27 +68,27 @@ func checkWeights(dir string) error {
 	switch {
 	case len(shards) > 0:
 		return fmt.Errorf("convert: %s: %s but no model.safetensors.index.json: the index says which shard holds each tensor; download it with the shards",
-			dir, list(shards))
+			dir, fileList(shards))
 	case len(other) == 1 && other[0] == "consolidated.safetensors":
 		return fmt.Errorf("convert: %s: only consolidated.safetensors (native Mistral layout) found; use the Hugging Face model*.safetensors files", dir)
 	case len(pickles) > 0:
 		return fmt.Errorf("convert: %s: %s: PyTorch pickle weights are refused, because loading a pickle can execute code; krafla reads safetensors and GGUF.\n%s",
-			dir, list(pickles), pickleWayOut(dir))
+			dir, fileList(pickles), pickleWayOut(dir))
 	case len(ggufs) > 0:
 		return fmt.Errorf("convert: %s: %s: a GGUF file, not a checkpoint folder; give the file itself: krafla convert %s",
-			dir, list(ggufs), filepath.Join(dir, ggufs[0]))
+			dir, fileList(ggufs), filepath.Join(dir, ggufs[0]))
 	case len(onnx) > 0:
 		return fmt.Errorf("convert: %s: %s: ONNX graphs are not read; krafla converts Hugging Face checkpoints (config.json and model*.safetensors) and GGUF files: download the repository's safetensors weights instead",
-			dir, list(onnx))
+			dir, fileList(onnx))
 	case len(other) > 0:
 		return fmt.Errorf("convert: %s: %s: safetensors not named model.safetensors (or listed by model.safetensors.index.json); a Hugging Face checkpoint names its weights so",
-			dir, list(other))
+			dir, fileList(other))
 	}
 	return fmt.Errorf("convert: %s: neither model.safetensors nor model.safetensors.index.json found", dir)
 }
 
-// list names files for a message: "a.bin", "a.bin and b.bin" or "a.bin, b.bin and 3 more".
-func list(names []string) string {
+// fileList names files for a message: "a.bin", "a.bin and b.bin" or "a.bin, b.bin and 3 more".
+func fileList(names []string) string {
 	switch n := len(names); {
 	case n == 1:
 		return names[0]
