@@ -32,45 +32,44 @@ func longDocument(b testing.TB, path string) string {
 // is busy).
 func BenchmarkEncode(b *testing.B) {
 	for _, dir := range conformanceDirs(b) {
-		name := filepath.Base(dir)
-		tk, err := FromHF(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tk.prepare()
-		doc := longDocument(b, filepath.Join(dir, "cases.jsonl"))
-		variants := []struct {
-			sub  string
-			tk   *Tokenizer
-			cold bool
-		}{{"cold", tk, true}, {"warm", tk, false}}
-		if tk.Kind == KindByteLevel {
-			g := asPipeline(b, tk)
-			variants = append(variants, struct {
-				sub  string
-				tk   *Tokenizer
-				cold bool
-			}{"general-warm", withGeneralPath(b, g), false})
-		}
-		for _, v := range variants {
-			b.Run(name+"/"+v.sub, func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(doc)))
-				out := make([]int, 0, len(doc))
-				c0, ok := threadCPUTime()
-				n := 0
-				for b.Loop() {
-					if v.cold {
-						v.tk.merger.cache = nil
-					}
-					out = v.tk.AppendEncode(out[:0], doc, false)
-					n++
+		b.Run(filepath.Base(dir), func(b *testing.B) { benchEncode(b, dir) })
+	}
+}
+
+func benchEncode(b *testing.B, dir string) {
+	tk, err := FromHF(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tk.prepare()
+	doc := longDocument(b, filepath.Join(dir, "cases.jsonl"))
+	type variant struct {
+		sub  string
+		tk   *Tokenizer
+		cold bool
+	}
+	variants := []variant{{"cold", tk, true}, {"warm", tk, false}}
+	if tk.Kind == KindByteLevel {
+		variants = append(variants, variant{"general-warm", withGeneralPath(b, asPipeline(b, tk)), false})
+	}
+	for _, v := range variants {
+		b.Run(v.sub, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.SetBytes(int64(len(doc)))
+			out := make([]int, 0, len(doc))
+			c0, ok := threadCPUTime()
+			n := 0
+			for b.Loop() {
+				if v.cold {
+					v.tk.merger.cache = nil
 				}
-				if c1, ok1 := threadCPUTime(); ok && ok1 && c1 > c0 {
-					b.ReportMetric(float64(n*len(doc))/(c1-c0).Seconds()/1e6, "cpu-MB/s")
-				}
-			})
-		}
+				out = v.tk.AppendEncode(out[:0], doc, false)
+				n++
+			}
+			if c1, ok1 := threadCPUTime(); ok && ok1 && c1 > c0 {
+				b.ReportMetric(float64(n*len(doc))/(c1-c0).Seconds()/1e6, "cpu-MB/s")
+			}
+		})
 	}
 }
