@@ -36,13 +36,9 @@ type BatchItem struct {
 // NewBatch allocates the scratch of passes of up to opt.Tokens tokens and
 // starts the worker pool.
 func (m *Model) NewBatch(opt BatchOptions) (*Batch, error) {
-	c := &m.cfg
-	ctx := opt.Ctx
-	if ctx == 0 {
-		ctx = min(c.MaxSeq, 4096)
-	}
-	if ctx < 1 || ctx > c.MaxSeq {
-		return nil, fmt.Errorf("infer: batch context %d: must be between 1 and the model's max_seq %d", ctx, c.MaxSeq)
+	ctx, err := m.context(opt.Ctx)
+	if err != nil {
+		return nil, err
 	}
 	n := opt.Tokens
 	if n <= 0 {

@@ -92,7 +92,7 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 				baseLP = baseLP[:0]
 				err := base.Eval(in[b0:b1], true, func(i int, logits []float32) error {
 					baseLP = append(baseLP, make([]float64, vocab)...)
-					logSoftmax(baseLP[len(baseLP)-vocab:], logits)
+					LogSoftmax(baseLP[len(baseLP)-vocab:], logits)
 					return nil
 				})
 				if err != nil {
@@ -105,7 +105,7 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 					return nil
 				}
 				want := in[p+1]
-				logSoftmax(lp, logits)
+				LogSoftmax(lp, logits)
 				nll -= lp[want]
 				r.Scored++
 				if base != nil {
@@ -145,8 +145,9 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 	return r, nil
 }
 
-// logSoftmax writes the float64 log-probabilities of the logits.
-func logSoftmax(out []float64, logits []float32) {
+// LogSoftmax writes the float64 log-probabilities of the logits (the maximum
+// subtracted, exponentials summed in increasing index order).
+func LogSoftmax(out []float64, logits []float32) {
 	m := math.Inf(-1)
 	for _, v := range logits {
 		m = math.Max(m, float64(v))

@@ -55,15 +55,23 @@ type layerState struct {
 	s     []float32 // linear: (V, dk, dv) the delta-rule states
 }
 
+// context resolves a context length: 0 means min(max_seq, 4096).
+func (m *Model) context(ctx int) (int, error) {
+	if ctx == 0 {
+		ctx = min(m.cfg.MaxSeq, 4096)
+	}
+	if ctx < 1 || ctx > m.cfg.MaxSeq {
+		return 0, fmt.Errorf("infer: --ctx %d: must be between 1 and the model's max_seq %d", ctx, m.cfg.MaxSeq)
+	}
+	return ctx, nil
+}
+
 // NewSession allocates the caches and starts the worker pool.
 func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	c := &m.cfg
-	ctx := opt.Ctx
-	if ctx == 0 {
-		ctx = min(c.MaxSeq, 4096)
-	}
-	if ctx < 1 || ctx > c.MaxSeq {
-		return nil, fmt.Errorf("infer: --ctx %d: must be between 1 and the model's max_seq %d", ctx, c.MaxSeq)
+	ctx, err := m.context(opt.Ctx)
+	if err != nil {
+		return nil, err
 	}
 	b := opt.Batch
 	if b <= 0 {

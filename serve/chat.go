@@ -10,23 +10,8 @@ import (
 	"github.com/krafla/krafla/jinja"
 )
 
-// chatCompletions serves POST /v1/chat/completions: the messages rendered
-// with the model's chat template, the answer ending at its end-of-turn ids.
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var prompt []int
-	var p genParams
-	if ae == nil {
-		prompt, p, ae = s.decodeChat(body, e)
-	}
-	if ae != nil {
-		writeError(w, ae)
-		return
-	}
-	s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name)})
-}
-
-// decodeChat checks a chat request and renders and tokenizes its messages.
+// decodeChat checks a chat request (POST /v1/chat/completions) and renders
+// its messages with the model's chat template and tokenizes them.
 func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError) {
 	f, ae := decodeObject(body)
 	var p genParams

@@ -1,25 +1,7 @@
 package serve
 
-import (
-	"net/http"
-)
-
-// completions serves POST /v1/completions.
-func (s *Server) completions(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var prompt []int
-	var p genParams
-	if ae == nil {
-		prompt, p, ae = s.decodeCompletion(body, e)
-	}
-	if ae != nil {
-		writeError(w, ae)
-		return
-	}
-	s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name)})
-}
-
-// decodeCompletion checks a completion request and tokenizes its prompt.
+// decodeCompletion checks a completion request (POST /v1/completions) and
+// tokenizes its prompt.
 func (s *Server) decodeCompletion(body []byte, e *engine) ([]int, genParams, *apiError) {
 	f, ae := decodeObject(body)
 	if ae == nil {

@@ -71,6 +71,32 @@ func checkPrompt(param string, prompt []int, e *engine) *apiError {
 	return nil
 }
 
+// decoder checks a generation request's body and gives its prompt.
+type decoder func(body []byte, e *engine) ([]int, genParams, *apiError)
+
+// endpoint is the handler of a generation endpoint: read the body, decode
+// it (an error naming the parameter), then generate; chat selects the chat
+// answer and stop ids.
+func (s *Server) endpoint(decode decoder, chat bool) func(http.ResponseWriter, *http.Request, *engine) {
+	return func(w http.ResponseWriter, r *http.Request, e *engine) {
+		body, ae := s.readBody(w, r)
+		var prompt []int
+		var p genParams
+		if ae == nil {
+			prompt, p, ae = decode(body, e)
+		}
+		if ae != nil {
+			writeError(w, ae)
+			return
+		}
+		if chat {
+			s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name)})
+			return
+		}
+		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name)})
+	}
+}
+
 // generate queues the prompt and sends the answer, streamed or whole.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine, prompt []int, p genParams, stopIDs map[int]bool, ans answer) {
 	ctx, cancel := context.WithCancel(r.Context())
@@ -87,12 +113,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine, pro
 	var text strings.Builder
 	var lps []tokenLogprob
 	for {
-		select {
-		case <-req.out.ready:
-		case <-ctx.Done():
+		pieces, res, ok := next(ctx, req.out)
+		if !ok {
 			return
 		}
-		pieces, res := req.out.take()
 		for _, pc := range pieces {
 			text.WriteString(pc.text)
 			lps = append(lps, pc.lps...)
@@ -120,12 +144,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request
 		}
 	}
 	for {
-		select {
-		case <-req.out.ready:
-		case <-ctx.Done():
+		pieces, res, ok := next(ctx, req.out)
+		if !ok {
 			return
 		}
-		pieces, res := req.out.take()
 		for _, pc := range pieces {
 			if sw.event(ans.chunk(pc.text, pc.lps, "")) != nil {
 				return
@@ -149,6 +171,18 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request
 		_ = sw.done()
 		return
 	}
+}
+
+// next waits for more of the request's output: the pieces added and the
+// result once set; ok is false when the client went away.
+func next(ctx context.Context, out *output) (pieces []piece, res *result, ok bool) {
+	select {
+	case <-out.ready:
+	case <-ctx.Done():
+		return nil, nil, false
+	}
+	pieces, res = out.take()
+	return pieces, res, true
 }
 
 // genError maps a failed generation to its API error.

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -29,7 +28,8 @@ type scheduler struct {
 	vocab int
 	step  uint64
 	items []infer.BatchItem
-	owner []*slot // the slot of each item
+	owner []*slot   // the slot of each item
+	lp    []float64 // scratch: log probabilities of one row
 	// beforeStep, when set (tests), runs before every step that has work.
 	beforeStep func()
 	maxItems   int // the most sequences one step evaluated
@@ -287,9 +287,8 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 		s.end(sl, "stop", nil)
 	case p.maxTokens > 0 && sl.ntok >= p.maxTokens:
 		s.end(sl, "length", nil)
-	case sl.sess.Pos()+1 >= sl.sess.Ctx():
-		// The token just drawn would take the last position: no room to
-		// draw another after it.
+	case sl.sess.Pos() >= sl.sess.Ctx():
+		// The context is full: the token just drawn cannot be evaluated.
 		s.end(sl, "length", nil)
 	default:
 		sl.next = id
@@ -351,20 +350,16 @@ func (s *scheduler) abortAll() {
 	}
 }
 
-// logprob returns the log probability of id under the softmax of logits (in
-// float64, summed in increasing token order) and the top alternatives (by
-// logit, lower id first on ties).
+// logprob returns the log probability of id under the softmax of logits
+// (infer.LogSoftmax) and the top alternatives (by logit, lower id first on
+// ties).
 func (s *scheduler) logprob(logits []float32, id, top int) tokenLogprob {
-	m := math.Inf(-1)
-	for _, v := range logits {
-		m = math.Max(m, float64(v))
+	if len(s.lp) < len(logits) {
+		s.lp = make([]float64, len(logits))
 	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - m)
-	}
-	lse := m + math.Log(sum)
-	lp := tokenLogprob{id: id, text: s.tok.Decode([]int{id}), logprob: float64(logits[id]) - lse}
+	lps := s.lp[:len(logits)]
+	infer.LogSoftmax(lps, logits)
+	lp := tokenLogprob{id: id, text: s.tok.Decode([]int{id}), logprob: lps[id]}
 	if top <= 0 {
 		return lp
 	}
@@ -385,7 +380,7 @@ func (s *scheduler) logprob(logits []float32, id, top int) tokenLogprob {
 		}
 	}
 	for _, t := range best {
-		lp.top = append(lp.top, tokenLogprob{id: t, text: s.tok.Decode([]int{t}), logprob: float64(logits[t]) - lse})
+		lp.top = append(lp.top, tokenLogprob{id: t, text: s.tok.Decode([]int{t}), logprob: lps[t]})
 	}
 	return lp
 }

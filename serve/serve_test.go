@@ -521,3 +521,29 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestLimits: without max_tokens a generation runs until the context is
+// full; past the generation deadline it ends with what it has. Both finish
+// with length.
+func TestLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want func(prompt int) int
+	}{
+		{"full context", Config{Ctx: 32}, func(p int) int { return 32 - p + 1 }},
+		{"deadline", Config{Timeout: time.Nanosecond}, func(int) int { return 0 }},
+	} {
+		s, url := startServer(t, tc.cfg)
+		e := s.eng.Load()
+		prompt := e.tok.Encode("the lava flows under the ice", false)
+		_, b := post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": prompt, "logit_bias": noStops(e.tok)})
+		c := decodeCompletion(t, b)
+		if len(c.Choices) != 1 || c.Usage == nil {
+			t.Fatalf("%s: response %s", tc.name, b)
+		}
+		if f := c.Choices[0].FinishReason; f == nil || *f != "length" || c.Usage.CompletionTokens != tc.want(len(prompt)) {
+			t.Errorf("%s: finish %v after %d tokens, want length after %d", tc.name, f, c.Usage.CompletionTokens, tc.want(len(prompt)))
+		}
+	}
+}

@@ -175,8 +175,8 @@ type route struct {
 
 func (s *Server) routes() map[string]route {
 	return map[string]route{
-		"/v1/chat/completions": {0, http.MethodPost, s.chatCompletions},
-		"/v1/completions":      {1, http.MethodPost, s.completions},
+		"/v1/chat/completions": {0, http.MethodPost, s.endpoint(s.decodeChat, true)},
+		"/v1/completions":      {1, http.MethodPost, s.endpoint(s.decodeCompletion, false)},
 		"/v1/models":           {2, http.MethodGet, s.models},
 		"/tokenize":            {3, http.MethodPost, s.tokenize},
 		"/detokenize":          {4, http.MethodPost, s.detokenize},
