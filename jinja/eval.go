@@ -12,7 +12,7 @@ import (
 const (
 	KindSyntax    = "TemplateSyntaxError"
 	KindAssertion = "TemplateAssertionError" // an unknown filter or test, found when parsing
-	KindTemplate  = "TemplateError" // raised by the template itself: raise_exception(message)
+	KindTemplate  = "TemplateError"          // raised by the template itself: raise_exception(message)
 	KindUndefined = "UndefinedError"
 	KindType      = "TypeError"
 	KindValue     = "ValueError"

@@ -75,12 +75,63 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 		return nil, false
 	}
 	if m, ok := table[name]; ok {
+		if _, isMarkup := obj.(Markup); isMarkup {
+			return markupMethod(name, m, obj), true
+		}
 		return &function{name, func(st *state, args []any, kw []kwarg) any { return m(st, obj, args, kw) }}, true
 	}
 	if mutable && mutating[name] {
 		return Undefined{hint: fmt.Sprintf("access to attribute '%s' of '%s' object is unsafe", name, typeName(obj)), security: true}, true
 	}
 	return nil, false
+}
+
+// markupEscaping lists the str methods MarkupSafe wraps so that their string
+// arguments are escaped and their string result stays Markup.
+var markupEscaping = map[string]bool{"capitalize": true, "title": true, "lower": true, "upper": true,
+	"replace": true, "ljust": true, "rjust": true, "lstrip": true, "rstrip": true, "center": true,
+	"strip": true, "expandtabs": true, "swapcase": true, "zfill": true, "format": true, "join": true}
+
+func markupMethod(name string, m method, self any) *function {
+	return &function{name, func(st *state, args []any, kw []kwarg) any {
+		if !markupEscaping[name] {
+			return m(st, self, args, kw)
+		}
+		esc := func(v any) any {
+			switch x := v.(type) {
+			case Markup:
+				return x
+			case string:
+				return escapeHTML(x)
+			}
+			if name == "format" { // EscapeFormatter escapes every formatted value
+				if _, _, _, isNum := number(v); !isNum {
+					return escapeHTML(pyStr(v))
+				}
+			}
+			return v
+		}
+		args = slices.Clone(args)
+		for i, a := range args {
+			if name == "join" {
+				items := slices.Clone(st.iterate(a))
+				for j, it := range items {
+					items[j] = esc(it)
+				}
+				a = items
+			}
+			args[i] = esc(a)
+		}
+		kw = slices.Clone(kw)
+		for i := range kw {
+			kw[i].val = esc(kw[i].val)
+		}
+		r := m(st, self, args, kw)
+		if s, ok := r.(string); ok {
+			return Markup(s)
+		}
+		return r
+	}}
 }
 
 func strM(f func(st *state, s string, p []any) any, names ...string) method {
