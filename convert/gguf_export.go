@@ -141,7 +141,7 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		tk, err := exportTokenizer(t, notice)
+		tk, err := exportTokenizer(t, int(h.Vocab), notice)
 		if err != nil {
 			return nil, fmt.Errorf("export: %s: %w", tokPath, err)
 		}
@@ -415,13 +415,19 @@ func exportMeta(h *mlb.Header, arch string, notice func(string, ...any)) ([]gguf
 }
 
 // exportTokenizer writes tokenizer.ggml.* and the chat templates.
-func exportTokenizer(t *mlt.Tokenizer, notice func(string, ...any)) ([]gguf.KV, error) {
+// llama.cpp wants a token per embedding row: rows past the tokenizer's
+// tokens get convert_hf_to_gguf's placeholders "[PAD<id>]" of type unused,
+// which an import drops again.
+func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) ([]gguf.KV, error) {
 	if t.Pipeline != nil {
 		return nil, errors.New("a tokenizer with a pipeline section has no tokenizer.ggml equivalent")
 	}
 	n := len(t.Tokens)
-	toks := make([]string, n)
-	types := make([]int32, n)
+	toks := make([]string, max(n, vocab))
+	types := make([]int32, max(n, vocab))
+	for i := n; i < vocab; i++ {
+		toks[i], types[i] = padToken(i), ggufTokUnused
+	}
 	var kvs []gguf.KV
 	add := func(k string, v gguf.Value) { kvs = append(kvs, gguf.KV{Key: "tokenizer.ggml." + k, Value: v}) }
 	switch t.Kind {
@@ -429,7 +435,7 @@ func exportTokenizer(t *mlt.Tokenizer, notice func(string, ...any)) ([]gguf.KV, 
 		add("model", gguf.String("llama"))
 		// llama.cpp's SPM tokenizer merges the pair whose merged piece has
 		// the highest score: score -rank reproduces the merge order.
-		scores := make([]float32, n)
+		scores := make([]float32, len(toks))
 		for i := range scores {
 			scores[i] = -float32(len(t.Merges) + 1)
 		}

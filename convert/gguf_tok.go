@@ -61,9 +61,6 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 	if !ok || len(toks) == 0 {
 		return nil, nil, errf("tokenizer.ggml.tokens", "missing or not an array of strings")
 	}
-	if len(toks) > vocab {
-		return nil, nil, errf("tokenizer.ggml.tokens", "%d tokens, more than the model's vocabulary of %d", len(toks), vocab)
-	}
 	types := make([]int64, len(toks))
 	for i := range types {
 		types[i] = ggufTokNormal
@@ -74,6 +71,15 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 			return nil, nil, errf("tokenizer.ggml.token_type", "want %d integers", len(toks))
 		}
 		types = tt
+	}
+	nAll := len(toks)
+	// Placeholders for embedding rows without a token (convert_hf_to_gguf's
+	// "[PAD<id>]", type unused) are not tokens.
+	for n := len(toks); n > 0 && types[n-1] == ggufTokUnused && toks[n-1] == padToken(n-1); n-- {
+		toks, types = toks[:n-1], types[:n-1]
+	}
+	if len(toks) > vocab {
+		return nil, nil, errf("tokenizer.ggml.tokens", "%d tokens, more than the model's vocabulary of %d", len(toks), vocab)
 	}
 	t := &mlt.Tokenizer{BOS: -1, EOS: -1, Tokens: make([]mlt.Token, len(toks))}
 	id := func(key string) (int32, error) {
@@ -134,10 +140,10 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 		}
 		sv, _ := f.Lookup("tokenizer.ggml.scores")
 		scores, ok := sv.Float32s()
-		if !ok || len(scores) != len(toks) {
-			return nil, nil, errf("tokenizer.ggml.scores", "want %d f32 scores for a llama (SentencePiece) vocabulary", len(toks))
+		if !ok || len(scores) != nAll {
+			return nil, nil, errf("tokenizer.ggml.scores", "want %d f32 scores for a llama (SentencePiece) vocabulary", nAll)
 		}
-		t.Merges = spMerges(toks, scores)
+		t.Merges = spMerges(toks, scores[:len(toks)])
 	case "gpt2":
 		t.Kind = mlt.KindByteLevel
 		pre, _ := f.String("tokenizer.ggml.pre")
@@ -239,6 +245,8 @@ func ggufChat(f *gguf.File, t *mlt.Tokenizer, toks []string, errf func(string, s
 	c.StopIDs = stop
 	return c, nil
 }
+
+func padToken(id int) string { return "[PAD" + strconv.Itoa(id) + "]" }
 
 func containsID(s []int32, id int32) bool {
 	for _, x := range s {

@@ -1,0 +1,291 @@
+package convert
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/mlt"
+)
+
+// llamaRun is what scripts/llamacpp/greedy.mjs prints: llama.cpp's greedy
+// tokens and, at each step, the natural-log probabilities of the vocabulary
+// (null where the probability underflowed). The golden files keep the top
+// entries only.
+type llamaRun struct {
+	Start    []int          `json:"start"`
+	Tokens   []int          `json:"tokens"`
+	Logprobs [][]*float64   `json:"logprobs,omitempty"`
+	Top      [][][2]float64 `json:"top,omitempty"` // per step: [id, logprob] of the most likely entries
+	// F32Top: the logprobs llama.cpp gives the same ids running the F32
+	// original (stories260K.gguf itself), the size of Q8_0's own effect.
+	F32Top [][][2]float64 `json:"f32_top,omitempty"`
+}
+
+// diffTop returns the largest |Δ log p| between two runs' top entries (a's ids).
+func diffTop(a, b [][][2]float64) float64 {
+	var m float64
+	for s := range a {
+		for i := range a[s] {
+			m = math.Max(m, math.Abs(a[s][i][1]-b[s][i][1]))
+		}
+	}
+	return m
+}
+
+// top returns step s's most likely n entries.
+func (r *llamaRun) top(s, n int) [][2]float64 {
+	if r.Top != nil {
+		return r.Top[s][:min(n, len(r.Top[s]))]
+	}
+	var e [][2]float64
+	for id, lp := range r.Logprobs[s] {
+		if lp != nil {
+			e = append(e, [2]float64{float64(id), *lp})
+		}
+	}
+	sort.SliceStable(e, func(a, b int) bool { return e[a][1] > e[b][1] })
+	return e[:min(n, len(e))]
+}
+
+// kraflaRun evaluates the model on start followed by llama.cpp's tokens
+// (teacher forcing) and returns krafla's log-softmax at each step.
+func kraflaRun(t *testing.T, model string, start, tokens []int) [][]float64 {
+	t.Helper()
+	m, err := infer.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.NewSession(infer.SessionOptions{Ctx: len(start) + len(tokens) + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float64
+	emit := func(i int, logits []float32) error {
+		mx := math.Inf(-1)
+		for _, x := range logits {
+			mx = math.Max(mx, float64(x))
+		}
+		var sum float64
+		for _, x := range logits {
+			sum += math.Exp(float64(x) - mx)
+		}
+		lp := make([]float64, len(logits))
+		for j, x := range logits {
+			lp[j] = float64(x) - mx - math.Log(sum)
+		}
+		out = append(out, lp)
+		return nil
+	}
+	if err := s.Eval(start, false, emit); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tokens[:len(tokens)-1] {
+		if err := s.Eval([]int{tk}, false, emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// compareRuns returns how many greedy steps agree before the first
+// difference and the largest log-probability difference over the top 8
+// entries llama.cpp gives at every step up to there.
+func compareRuns(r *llamaRun, k [][]float64) (agree int, maxDiff float64) {
+	for s := range r.Tokens {
+		for _, e := range r.top(s, 8) {
+			maxDiff = math.Max(maxDiff, math.Abs(k[s][int(e[0])]-e[1]))
+		}
+		best := 0
+		for j, x := range k[s] {
+			if x > k[s][best] {
+				best = j
+			}
+		}
+		if best != r.Tokens[s] {
+			return s, maxDiff
+		}
+		agree++
+	}
+	return agree, maxDiff
+}
+
+// The bound on |krafla − llama.cpp| log-probabilities of llama.cpp's 8 most
+// likely tokens. They differ by design (testdata/llamacpp/README.md): ggml
+// quantizes the activations of a Q8_0/Q4_0 product with f16 block scales
+// (rounding half to even on x86), krafla with SPEC.md's f32-scale rule, and
+// the float reductions run in other orders. Measured: 0.34 on stories260K
+// (dim 64), where llama.cpp's own Q8_0 export differs from the F32 original by
+// 0.27; 0.0003 to 0.17 on the synthesised models.
+const llamaCppLogprobBound = 0.4
+
+// TestLlamaCppGolden compares krafla on stories260K.gguf (imported with f16
+// scales) with llama.cpp's greedy run on the same weights exported to GGUF,
+// recorded in testdata/llamacpp/stories260K.json (origin: its README).
+func TestLlamaCppGolden(t *testing.T) {
+	src := testenv.Shared(t, "models", "stories260K.gguf")
+	var r llamaRun
+	b, err := os.ReadFile(filepath.Join("testdata", "llamacpp", "stories260K.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "s.mlb")
+	if _, err := ConvertGGUF(context.Background(), src, Options{Out: out, F16Scales: true}); err != nil {
+		t.Fatal(err)
+	}
+	k := kraflaRun(t, out, r.Start, r.Tokens)
+	agree, diff := compareRuns(&r, k)
+	t.Logf("stories260K: %d of %d greedy tokens agree with llama.cpp; max |Δ log p| of the top 8 = %.4g (llama.cpp Q8_0 vs its F32 original: %.4g)",
+		agree, len(r.Tokens), diff, diffTop(r.Top, r.F32Top))
+	if agree != len(r.Tokens) || diff > llamaCppLogprobBound {
+		t.Errorf("krafla and llama.cpp: %d of %d greedy tokens agree, max |Δ log p| %.4g (bound %g)", agree, len(r.Tokens), diff, llamaCppLogprobBound)
+	}
+}
+
+// TestLlamaCppLive runs llama.cpp itself (node-llama-cpp 3.21.1, opt-in:
+// KRAFLA_LLAMACPP names the folder where `npm install node-llama-cpp@3.21.1`
+// was run) on the GGUF export of every architecture both support and
+// compares with krafla on the .mlb. KRAFLA_LLAMACPP_UPDATE=1 rewrites the
+// stories260K golden file.
+func TestLlamaCppLive(t *testing.T) {
+	nlc := os.Getenv("KRAFLA_LLAMACPP")
+	if nlc == "" {
+		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const steps = 24
+	run := func(t *testing.T, gg string, start []int, n int) *llamaRun {
+		link := filepath.Join(nlc, "krafla-greedy.mjs") // resolved against nlc's node_modules
+		if err := os.WriteFile(link, mustRead(t, script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(node, link, gg, fmt.Sprint(n), joinInts(start))
+		cmd.Dir = nlc
+		o, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("llama.cpp: %v\n%s", err, o)
+		}
+		var r llamaRun
+		if err := json.Unmarshal(o, &r); err != nil {
+			t.Fatalf("llama.cpp output: %v", err)
+		}
+		r.Start = start
+		return &r
+	}
+	type tc struct {
+		name  string
+		model string // .mlb
+	}
+	var cases []tc
+	base := os.Getenv("KRAFLA_SHARED")
+	if base == "" {
+		base = filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared")
+	}
+	if p := filepath.Join(base, "models", "stories260K.gguf"); fileExists(p) {
+		out := filepath.Join(t.TempDir(), "stories260K.mlb")
+		if _, err := ConvertGGUF(context.Background(), p, Options{Out: out, F16Scales: true}); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, tc{"stories260K", out})
+	}
+	for _, arch := range []string{"llama", "llama3", "llama-linear", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"} {
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "ck")
+		if err := hfgen.Write(ck, arch, hfgen.Options{Seed: 5}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, arch+".mlb")
+		if _, err := Convert(context.Background(), ck, Options{Out: out, F16Scales: true}); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, tc{arch, out})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gg := filepath.Join(filepath.Dir(c.model), c.name+".gguf")
+			rep, err := ExportGGUF(c.model, gg, ExportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := mlt.Open(TokenizerPath(c.model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := []int{int(tok.BOS)}
+			if tok.BOS < 0 {
+				start = []int{0}
+			}
+			n := steps
+			if c.name == "stories260K" {
+				n = 64
+			}
+			r := run(t, gg, start, n)
+			k := kraflaRun(t, c.model, start, r.Tokens)
+			agree, diff := compareRuns(r, k)
+			t.Logf("%s (%s): %d of %d greedy tokens agree; max |Δ log p| of the top 8 = %.4g; notices %q", c.name, rep.Arch, agree, n, diff, rep.Notices)
+			if len(rep.Notices) == 0 && (agree != n || diff > llamaCppLogprobBound) {
+				t.Errorf("%d of %d greedy tokens agree, max |Δ log p| %.4g (bound %g)", agree, n, diff, llamaCppLogprobBound)
+			}
+			if c.name == "stories260K" && os.Getenv("KRAFLA_LLAMACPP_UPDATE") == "1" {
+				orig := run(t, filepath.Join(base, "models", "stories260K.gguf"), start, n)
+				g := llamaRun{Start: r.Start, Tokens: r.Tokens}
+				for s := range r.Tokens {
+					top := r.top(s, 8)
+					g.Top = append(g.Top, top)
+					var ft [][2]float64
+					for _, e := range top {
+						lp := math.Inf(-1)
+						if p := orig.Logprobs[s][int(e[0])]; p != nil {
+							lp = *p
+						}
+						ft = append(ft, [2]float64{e[0], lp})
+					}
+					g.F32Top = append(g.F32Top, ft)
+				}
+				b, _ := json.Marshal(g)
+				if err := os.WriteFile(filepath.Join("testdata", "llamacpp", "stories260K.json"), append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func joinInts(v []int) string {
+	s := ""
+	for i, x := range v {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprint(x)
+	}
+	return s
+}
