@@ -34,7 +34,8 @@ type REPL struct {
 	// Piped: every line is one user message (no /commands), only answers
 	// are printed, so a script can drive it.
 	Piped bool
-	// Verbose prints each answer's prefill and generation figures to Info.
+	// Verbose prints each answer's prefill and generation figures to Info
+	// (in piped mode too).
 	Verbose bool
 	// AnswerContext returns the context of one answer and a function to
 	// call when the answer ends; krafla chat cancels it on Ctrl-C
@@ -106,6 +107,15 @@ func (r *REPL) answer(ctx context.Context, line string) error {
 		return err
 	}
 	fmt.Fprintln(r.Out)
+	if r.Verbose {
+		n := rep.PromptTokens - rep.Reused
+		fmt.Fprintf(r.Info, "prefill: %d new tokens (%d of %d from the cache) in %.3f s; answer: %d tokens",
+			n, rep.Reused, rep.PromptTokens, rep.PromptTime.Seconds(), len(rep.Tokens))
+		if rep.Steps > 0 {
+			fmt.Fprintf(r.Info, ", %.1f tokens/s", float64(rep.Steps)/rep.GenerateTime.Seconds())
+		}
+		fmt.Fprintf(r.Info, " (%s)\n", rep.Reason)
+	}
 	if r.Piped {
 		return nil
 	}
@@ -116,15 +126,6 @@ func (r *REPL) answer(ctx context.Context, line string) error {
 		fmt.Fprintf(r.Info, "(the context of %d positions is full; older messages are dropped on the next turn)\n", r.Conv.opt.Session.Ctx())
 	case infer.StopLimit:
 		fmt.Fprintln(r.Info, "(token limit reached)")
-	}
-	if r.Verbose {
-		n := rep.PromptTokens - rep.Reused
-		fmt.Fprintf(r.Info, "prefill: %d new tokens (%d of %d from the cache) in %.3f s; answer: %d tokens",
-			n, rep.Reused, rep.PromptTokens, rep.PromptTime.Seconds(), len(rep.Tokens))
-		if rep.Steps > 0 {
-			fmt.Fprintf(r.Info, ", %.1f tokens/s", float64(rep.Steps)/rep.GenerateTime.Seconds())
-		}
-		fmt.Fprintln(r.Info)
 	}
 	fmt.Fprintln(r.Out)
 	return nil

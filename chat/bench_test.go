@@ -1,0 +1,111 @@
+package chat
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/convert"
+	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlt"
+)
+
+// benchChatML is a ChatML template in Jinja.
+const benchChatML = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+
+// BenchmarkTurn2 measures the prefill of a conversation's second turn (a
+// system message and a first exchange of about 200 tokens, then a user
+// message of about 40) on a converted stories15m-shaped checkpoint (dim 288,
+// 6 layers): "reuse" is Reply with the first turn's cache kept, "refill" a
+// fresh session evaluating the whole conversation, as without the cache.
+// Turn 2 generates nothing: ns/op is its prefill (with the rendering and
+// encoding for reuse).
+//
+//	go test ./chat -run '^$' -bench Turn2 -benchtime 20x
+func BenchmarkTurn2(b *testing.B) {
+	dir := b.TempDir()
+	if err := hfgen.Write(filepath.Join(dir, "hf"), "llama", hfgen.Options{Shape: "stories15m", Seed: 2,
+		Config: map[string]any{"max_position_embeddings": 1024}}); err != nil {
+		b.Fatal(err)
+	}
+	rep, err := convert.Convert(context.Background(), filepath.Join(dir, "hf"), convert.Options{Out: filepath.Join(dir, "m.mlb")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := infer.Open(filepath.Join(dir, "m.mlb"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	tok, err := mlt.Open(rep.Tokenizer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl, err := New("chatml", benchChatML, tok)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := m.NewSession(infer.SessionOptions{Threads: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	words := strings.Fields("the lava flows under the ice and the fire of the mountain warms the valley below")
+	text := func(n int) string { return strings.Join(append(words[:0:0], repeatWords(words, n)...), " ") }
+	system, user1, user2 := text(40), text(60), text(30)
+
+	turn1 := func() *Conversation {
+		c := NewConversation(Options{Template: tmpl, Tokenizer: tok, Session: s, MaxTokens: 48})
+		c.System = system
+		if _, err := c.Reply(context.Background(), user1, nil); err != nil {
+			b.Fatal(err)
+		}
+		c.opt.MaxTokens = 0 // turn 2: the prefill alone
+		return c
+	}
+	b.Run("reuse", func(b *testing.B) {
+		var new, all int
+		b.ReportAllocs()
+		for range b.N {
+			b.StopTimer()
+			c := turn1()
+			b.StartTimer()
+			r, err := c.Reply(context.Background(), user2, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			new, all = r.PromptTokens-r.Reused, r.PromptTokens
+		}
+		b.ReportMetric(float64(new), "new-tokens")
+		b.ReportMetric(float64(all), "prompt-tokens")
+	})
+	b.Run("refill", func(b *testing.B) {
+		var all int
+		for range b.N {
+			b.StopTimer()
+			c := turn1()
+			c.Turns = append(c.Turns, Message{"user", user2})
+			ids, err := c.render(true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Reset()
+			b.StartTimer()
+			if err := s.Eval(ids, false, nil); err != nil {
+				b.Fatal(err)
+			}
+			all = len(ids)
+		}
+		b.ReportMetric(float64(all), "prompt-tokens")
+	})
+}
+
+func repeatWords(w []string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = w[(i*7)%len(w)]
+	}
+	return out
+}
