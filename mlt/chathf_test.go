@@ -139,3 +139,25 @@ func TestReadHFChatErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestReadHFChatJinjaFiles: every real template of the corpus, saved as
+// chat_template.jinja beside a tokenizer_config.json with another template,
+// is read byte for byte (transformers prefers the file).
+func TestReadHFChatJinjaFiles(t *testing.T) {
+	src := testenv.Shared(t, "chat-templates", "templates")
+	tok := &Tokenizer{EOS: 1, Tokens: make([]Token, 10)}
+	for _, name := range testenv.DirNames(t, src) {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := writeFiles(t, map[string]string{"chat_template.jinja": string(b), "tokenizer_config.json": `{"chat_template": "other"}`})
+		c, err := ReadHFChat(dir, tok)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, _ := c.Template(""); got != string(b) {
+			t.Errorf("%s: read %d bytes, not the file's %d", name, len(got), len(b))
+		}
+	}
+}
