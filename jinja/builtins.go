@@ -468,8 +468,9 @@ func filterBatch(st *state, a []any, kw []kwarg) any {
 func filterCenter(st *state, a []any, kw []kwarg) any {
 	p := st.bind("center", a, kw, "value", "width")
 	s, _ := asString(softStr(p[0]))
-	w := int(st.intArg("center", orDefault(p[1], int64(80))))
-	return pyCenter(s, w, " ")
+	w := st.intArg("center", orDefault(p[1], int64(80)))
+	st.checkLen(int(min(w, int64(st.maxOut)+1)))
+	return pyCenter(s, int(w), " ")
 }
 
 func filterDefault(st *state, a []any, kw []kwarg) any {
@@ -866,7 +867,8 @@ func filterReverse(st *state, a []any, kw []kwarg) any {
 
 func filterRound(st *state, a []any, kw []kwarg) any {
 	p := st.bind("round", a, kw, "value", "precision", "method")
-	prec := int(st.intArg("round", orDefault(p[1], int64(0))))
+	prec64 := st.intArg("round", orDefault(p[1], int64(0)))
+	prec := int(max(min(prec64, 400), -400)) // float64 has no digits past these
 	f, _, _, ok := number(p[0])
 	if !ok {
 		st.fail(KindType, "type %s doesn't define __round__ method", typeName(p[0]))
@@ -977,7 +979,9 @@ func filterIndent(st *state, a []any, kw []kwarg) any {
 	case string:
 		ind = w
 	default:
-		ind = strings.Repeat(" ", int(max(st.intArg("indent", w), 0)))
+		n := max(st.intArg("indent", w), 0)
+		st.checkLen(int(min(n, int64(st.maxOut)+1)))
+		ind = strings.Repeat(" ", int(n))
 	}
 	lines := splitLines(s+"\n", false)
 	var rv string

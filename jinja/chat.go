@@ -133,7 +133,9 @@ func filterToJSON(st *state, args []any, kw []kwarg) any {
 	case string:
 		e.indent, e.indented, e.item = ind, true, ","
 	default:
-		e.indent, e.indented, e.item = strings.Repeat(" ", int(max(st.intArg("tojson", ind), 0))), true, ","
+		n := max(st.intArg("tojson", ind), 0)
+		st.checkLen(int(min(n, int64(st.maxOut)+1)))
+		e.indent, e.indented, e.item = strings.Repeat(" ", int(n)), true, ","
 	}
 	if sep := orDefault(p[3], nil); sep != nil {
 		parts := st.iterate(sep)

@@ -180,6 +180,7 @@ func (st *state) pad(s string, sp fmtSpec, numeric bool) string {
 
 // formatNumber formats an int or float per a spec of either language.
 func (st *state) formatNumber(v any, sp fmtSpec) string {
+	st.checkLen(sp.prec)
 	f, i, isInt, _ := number(v)
 	kind := sp.kind
 	if isInt && strings.IndexByte("eEfFgG%", kind) >= 0 {

@@ -384,6 +384,7 @@ func init() {
 				case '\t':
 					if ts > 0 {
 						n := ts - col%ts
+						st.checkLen(b.Len() + n)
 						b.WriteString(strings.Repeat(" ", n))
 						col += n
 					}

@@ -191,6 +191,13 @@ func (p *parser) subparse(ends []string) []node {
 						return body
 					}
 				}
+				switch name := p.cur.val; {
+				case strings.HasPrefix(name, "end") || name == "else" || name == "elif":
+					if ends == nil {
+						p.fail(pos, "unexpected '"+name+"': no block is open")
+					}
+					p.fail(pos, "unexpected '"+name+"', expected '"+strings.Join(ends, "' or '")+"'")
+				}
 			}
 			body = append(body, p.parseStatement(pos))
 		default:
