@@ -73,6 +73,14 @@ func benchData(rows, cols, n int) (w8 []int8, w4 []byte, dw []float32, a []int8,
 	return
 }
 
+// benchPack packs the benchmark's matrix as the runtime does at load.
+func benchPack(typ string, w8 []int8, w4 []byte, dw []float32, rows, cols int) Packed {
+	if typ == "Q4_0" {
+		return PackQ4_0(make([]byte, PackedSize(true, rows, cols)), w4, dw, rows, cols)
+	}
+	return PackQ8_0(make([]byte, PackedSize(false, rows, cols)), w8, dw, rows, cols)
+}
+
 func BenchmarkMatVec(b *testing.B) {
 	for _, s := range matVecShapes {
 		if s.rows > 100000 && testing.Short() {
@@ -89,13 +97,10 @@ func BenchmarkMatVec(b *testing.B) {
 					}
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
+					p := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					c := startCPU()
 					for b.Loop() {
-						if typ == "Q4_0" {
-							MatVecQ4_0(out, w4, dw, a, da)
-						} else {
-							MatVecQ8_0(out, w8, dw, a, da)
-						}
+						p.MatMul(out, s.rows, 0, s.rows, a, da, 1)
 					}
 					c.report(b, float64(bytes), 0)
 				})
@@ -125,13 +130,10 @@ func BenchmarkMatMul(b *testing.B) {
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
 					ops := 2 * float64(s.rows) * float64(s.cols) * n
+					p := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					c := startCPU()
 					for b.Loop() {
-						if typ == "Q4_0" {
-							MatMulQ4_0(out, s.rows, w4, dw, s.rows, a, da, n)
-						} else {
-							MatMulQ8_0(out, s.rows, w8, dw, s.rows, a, da, n)
-						}
+						p.MatMul(out, s.rows, 0, s.rows, a, da, n)
 					}
 					c.report(b, float64(bytes), ops)
 					b.ReportMetric(ops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")

@@ -9,20 +9,21 @@
 // QuantizeQ8_0 is SPEC.md's rule in float32 (see quantize.Q8_0, which it equals).
 //
 // A block dot product of weights w (Q8_0: int8; Q4_0: nibble−8) and activations a
-// (int8, from QuantizeQ8_0) over block b and lane l in 0..7 is the exact int32
+// (int8, from QuantizeQ8_0) takes, for each block b, the exact int32 sum of
+// its 32 products
 //
-//	p[b][l] = Σ_{i<4} w[32b+4l+i]·a[32b+4l+i]
+//	p[b] = Σ_{j<32} w[32b+j]·a[32b+j]
 //
-// with scale s_b = float32(dw[b]·da[b]). Sixteen float32 accumulators, starting
-// at +0, take the blocks in increasing order:
+// and its scale s_b = float32(dw[b]·da[b]); one float32 accumulator, starting
+// at +0, takes the blocks in increasing order:
 //
-//	acc[8·(b%2)+l] = acc[8·(b%2)+l] + float32(float32(p[b][l])·s_b)   (no FMA)
+//	acc = acc + float32(float32(p[b])·s_b)   (multiply rounded, then add: no FMA)
 //
-// and the result is v[l] = acc[l]+acc[8+l] (l<8), u[l] = v[l]+v[l+4] (l<4),
-// r = (u[0]+u[2]) + (u[1]+u[3]). MatVec and MatMul produce, for every output,
-// exactly the Dot of that weight row and activation row, so batched prefill
-// equals token-by-token decoding, whatever the thread count (callers split
-// output rows between threads) and whichever variant runs.
+// and the result is acc. MatVec, MatMul and Packed.MatMul produce, for every
+// output, exactly the Dot of that weight row and activation row, so batched
+// prefill equals token-by-token decoding, whatever the thread count (callers
+// split output rows between threads, along groups of the packed layout) and
+// whichever variant runs.
 //
 // Preconditions shared by the products: cols is a multiple of 32, the
 // activation quants lie in [-127, 127] (QuantizeQ8_0 never produces -128; the
@@ -42,20 +43,24 @@
 //
 // # Implementation notes
 //
-// AVX-512: a ZMM holds two blocks, so one accumulator register is exactly
-// acc[0..15]. VPDPBUSD multiplies unsigned by signed bytes; Q8_0 weights are
-// offset by 128 (XOR 0x80) and Q4_0 nibbles are unsigned already, and the
-// accumulator starts at -128·Σa or -8·Σa per lane. Those corrections and the
-// lane-broadcast activation scales are computed once per call (packActAVX512)
-// into a pooled scratch buffer of about 2·cols bytes per activation row. The
-// matvec takes one weight row at a time (a single sequential stream from
-// memory, which the hardware prefetchers follow; two interleaved rows reached
-// half the bandwidth), 16 blocks per step; the matmul takes four activation rows
-// by two weight rows, over weight tiles of 256 KiB so that a tile is reused
-// from L2 by every activation group.
+// The runtime repacks each matrix once (PackQ8_0, PackQ4_0: see Packed) so
+// that rows come in groups of 8 with their scales beside them and their
+// quants interleaved in 4-byte chunks: one 32-byte load of chunk k feeds the
+// eight rows with the same four activation quants, the int32 lane r of the
+// products belongs to row r, and the block's exact sum lands in its lane
+// without a horizontal reduction. One YMM of float32 then accumulates eight
+// rows. The plain-layout functions (Dot, MatVec, MatMul) of the SIMD variants
+// pack into scratch memory first; they serve tests and tools, not the
+// runtime.
 //
-// AVX2: one block per YMM, |w| and a·sign(w) into VPMADDUBSW then VPMADDWD;
-// the matmul runs the matvec per activation row over the same weight tiles.
+// AVX2: |w| and a·sign(w) into VPMADDUBSW then VPMADDWD (Q8_0); Q4_0 nibbles
+// are unsigned already, their eight int16 products of a block are summed as
+// int16 (at most 30480) and widened once, and the offset −8 is subtracted
+// exactly as 8·Σa per block, computed with the activation packing. The
+// matrix-vector kernel takes one group at a time, a single sequential stream
+// with software prefetch; the matrix-matrix kernel takes four activation rows
+// per group (each weight load feeds 4 × 8 rows), over tiles of 128 KiB of
+// weights reused from L2 by every activation group.
 //
 // # Variants and dispatch
 //

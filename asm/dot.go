@@ -1,18 +1,5 @@
 package asm
 
-// reduce16 is the final reduction of the definition (see the package comment).
-func reduce16(acc *[16]float32) float32 {
-	var v [8]float32
-	for l := range 8 {
-		v[l] = acc[l] + acc[8+l]
-	}
-	u0 := v[0] + v[4]
-	u1 := v[1] + v[5]
-	u2 := v[2] + v[6]
-	u3 := v[3] + v[7]
-	return (u0 + u2) + (u1 + u3)
-}
-
 func checkDot(name string, wlen, wPerBlock int, dw []float32, a []int8, da []float32) int {
 	if len(a)%BlockSize != 0 {
 		panic("asm: " + name + ": len(a) must be a multiple of 32")

@@ -60,29 +60,19 @@ func matMulQ4_0Generic(out []float32, ldo int, w []byte, dw []float32, rows int,
 }
 
 // dotQ4_0Generic is the definition (lengths checked, len(a) > 0). Byte j of a
-// block holds element j in its low nibble and element j+16 in its high one.
+// block holds element j in its low nibble and element j+16 in its high one;
+// per block the exact int32 sum of the 32 products, then blockStep.
 func dotQ4_0Generic(w []byte, dw []float32, a []int8, da []float32) float32 {
-	var acc [16]float32
+	var acc float32
 	nb := len(a) / BlockSize
 	for b := range nb {
-		s := dw[b] * da[b]
 		wb := w[b*16 : (b+1)*16 : (b+1)*16]
 		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
-		o := 8 * (b & 1)
-		for l := range 8 {
-			i := 4 * l
-			var p int32
-			if l < 4 {
-				for k := range 4 {
-					p += (int32(wb[i+k]&15) - 8) * int32(ab[i+k])
-				}
-			} else {
-				for k := range 4 {
-					p += (int32(wb[i-16+k]>>4) - 8) * int32(ab[i+k])
-				}
-			}
-			acc[o+l] = acc[o+l] + float32(float32(p)*s)
+		var p int32
+		for j, v := range wb {
+			p += (int32(v&15)-8)*int32(ab[j]) + (int32(v>>4)-8)*int32(ab[j+16])
 		}
+		acc = blockStep(acc, p, dw[b], da[b])
 	}
-	return reduce16(&acc)
+	return acc
 }

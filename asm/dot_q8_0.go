@@ -59,21 +59,19 @@ func matMulQ8_0Generic(out []float32, ldo int, w []int8, dw []float32, rows int,
 	}
 }
 
-// dotQ8_0Generic is the definition (lengths checked, len(a) > 0).
+// dotQ8_0Generic is the definition (lengths checked, len(a) > 0): per block
+// the exact int32 sum of the 32 products, then blockStep, blocks in order.
 func dotQ8_0Generic(w []int8, dw []float32, a []int8, da []float32) float32 {
-	var acc [16]float32
+	var acc float32
 	nb := len(a) / BlockSize
 	for b := range nb {
-		s := dw[b] * da[b]
 		wb := w[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
 		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
-		o := 8 * (b & 1)
-		for l := range 8 {
-			i := 4 * l
-			p := int32(wb[i])*int32(ab[i]) + int32(wb[i+1])*int32(ab[i+1]) +
-				int32(wb[i+2])*int32(ab[i+2]) + int32(wb[i+3])*int32(ab[i+3])
-			acc[o+l] = acc[o+l] + float32(float32(p)*s)
+		var p int32
+		for j, v := range wb {
+			p += int32(v) * int32(ab[j])
 		}
+		acc = blockStep(acc, p, dw[b], da[b])
 	}
-	return reduce16(&acc)
+	return acc
 }

@@ -234,7 +234,7 @@ func TestProductsMatchGeneric(t *testing.T) {
 			for _, n := range []int{1, 2, 3, 4, 5, 9} {
 				for _, extreme := range []bool{false, true} {
 					for _, sk := range scaleKinds {
-						rows := 1 + rng.IntN(6)
+						rows := 1 + rng.IntN(20)
 						p := genProblem(rng, nb, rows, n, extreme, sk, scaleKinds[rng.IntN(len(scaleKinds))])
 						w8, w4 := p.want()
 						t.Run(fmt.Sprintf("nb=%d/n=%d/rows=%d/extreme=%v/scales=%s", nb, n, rows, extreme, sk), func(t *testing.T) {

@@ -34,7 +34,7 @@ func FuzzProducts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, nbSel, nSel, rowsSel uint8) {
 		nb := 1 + int(nbSel)%40
 		n := 1 + int(nSel)%9
-		rows := 1 + int(rowsSel)%5
+		rows := 1 + int(rowsSel)%20
 		p := problem{nb: nb, rows: rows, n: n}
 		p.w8 = make([]int8, rows*nb*32)
 		for i := range p.w8 {

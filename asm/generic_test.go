@@ -49,22 +49,25 @@ func TestQuantizeQ8_0Table(t *testing.T) {
 	}
 }
 
-// TestDotOrder pins the reduction tree with a case whose float32 result
-// depends on it (worked by hand): block 0 (scale 1024) puts 2^24 in lane 0;
-// block 1 (scale 1) puts 1 in lanes 2, 4 and 6. u0 = 2^24 + 1 rounds to 2^24,
-// u2 = 1 + 1 = 2, so r = 2^24 + 2, where a sequential sum would give 2^24.
+// TestDotOrder pins the reduction with a case whose float32 result depends
+// on it (worked by hand): block 0 (scale 1024) gives 4·64·64·1024 = 2^24,
+// blocks 1 and 2 (scale 1) give 1 each. Added one at a time in block order,
+// 2^24 + 1 rounds to 2^24 (ties to even) twice, so r = 2^24; any tree that
+// adds the two ones first gives 2^24 + 2. Block 3 holds products 1 and −1 in
+// different lanes: its exact integer sum is 0, and so is its contribution.
 func TestDotOrder(t *testing.T) {
-	w := make([]int8, 64)
-	a := make([]int8, 64)
+	w := make([]int8, 128)
+	a := make([]int8, 128)
 	for i := range 4 {
-		w[i], a[i] = 64, 64 // p[0][0] = 4·64·64 = 16384
+		w[i], a[i] = 64, 64
 	}
-	for _, l := range []int{2, 4, 6} {
-		w[32+4*l], a[32+4*l] = 1, 1
-	}
-	dw := []float32{1024, 1}
-	da := []float32{1, 1}
-	if got, want := DotQ8_0(w, dw, a, da), float32(1<<24+2); got != want {
+	w[32], a[32] = 1, 1
+	w[64+31], a[64+31] = 1, 1
+	w[96], a[96] = 1, 1
+	w[96+17], a[96+17] = -1, 1
+	dw := []float32{1024, 1, 1, 1e30}
+	da := []float32{1, 1, 1, 1}
+	if got, want := DotQ8_0(w, dw, a, da), float32(1<<24); got != want {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }

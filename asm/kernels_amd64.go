@@ -4,61 +4,26 @@ package asm
 
 import (
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
 
-// AVX-512 VNNI declarations (kernels_avx512_amd64.s). nb is the number of
-// blocks per row (≥ 1); nothing aliases out.
+// AVX2 declarations (kernels_avx2_amd64.s): ngroups ≥ 1 groups of 8 rows
+// of the packed layout from w, nb ≥ 1 blocks, activations packed by packAct
+// (g = 1 for gemv, 4 for gemm4). gemv writes out[8·j + r], gemm4
+// out[i·ldo + 8·j + r], for group j, row r, activation row i.
 
-// packActAVX512 packs g = ng activation rows (a: g·nb·32 quants, da: g·nb scales)
-// for the VNNI kernels into dst (packSize(nb, g) bytes): per pair of blocks p
-// and row i, at (p·g+i)·192, the 64 quant bytes, the 16 int32 lane sums of a
-// times -k, and the 16 lane-broadcast scales da. k is 128 for Q8_0 and 8 for
-// Q4_0 weights; for Q4_0 the 128-bit lanes of each full pair are in the order
-// of the Q4_0 weight unpacking (blocks 2p and 2p+1 alternating by half).
-//
 //go:noescape
-func packActAVX512(dst *byte, a *int8, da *float32, nb int, ng int, k int)
+func gemvQ8_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 
-// matVec1Q8_0AVX512 sets out[r] = dotQ8_0Generic(row r of w, the activation
-// packed with g = 1 in act, whose scales are also da) for r < rows.
-//
 //go:noescape
-func matVec1Q8_0AVX512(out *float32, w *int8, dw *float32, rows int, act *byte, da *float32, nb int)
+func gemvQ4_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 
-// matVec1Q4_0AVX512 is matVec1Q8_0AVX512 for Q4_0 weights (act packed with k = 8).
-//
 //go:noescape
-func matVec1Q4_0AVX512(out *float32, w *byte, dw *float32, rows int, act *byte, da *float32, nb int)
+func gemm4Q8_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
-// matMul4Q8_0AVX512 sets out[i·ldo+r] = dotQ8_0Generic(row r of w, row i of
-// the four activations packed with g = 4 in act) for r < rows, i < 4.
-//
 //go:noescape
-func matMul4Q8_0AVX512(out *float32, ldo int, w *int8, dw *float32, rows int, act *byte, nb int)
-
-// matMul4Q4_0AVX512 is matMul4Q8_0AVX512 for Q4_0 weights (act packed with k = 8).
-//
-//go:noescape
-func matMul4Q4_0AVX512(out *float32, ldo int, w *byte, dw *float32, rows int, act *byte, nb int)
-
-// AVX2 declarations (kernels_avx2_amd64.s).
-
-// matVecQ8_0AVX2 sets out[r] = dotQ8_0Generic(row r of w, a) for r < rows;
-// a has nb blocks (nb ≥ 1) with quants in [-127, 127].
-//
-//go:noescape
-func matVecQ8_0AVX2(out *float32, w *int8, dw *float32, rows int, a *int8, da *float32, nb int)
-
-// matVecQ4_0AVX2 is matVecQ8_0AVX2 for Q4_0 weights.
-//
-//go:noescape
-func matVecQ4_0AVX2(out *float32, w *byte, dw *float32, rows int, a *int8, da *float32, nb int)
-
-// packSize is the size of g activation rows of nb blocks packed by packActAVX512.
-func packSize(nb, g int) int { return (nb + 1) / 2 * g * 192 }
+func gemm4Q4_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
 var scratchPool sync.Pool // *[]byte
 
@@ -92,6 +57,9 @@ func quantizeQ8_0(x []float32, q []int8, d []float32) {
 	}
 }
 
+// The plain-layout products of the SIMD variants pack the weights into
+// scratch memory and run the packed kernels (the runtime packs once, at load).
+
 func dotQ8_0(w []int8, dw []float32, a []int8, da []float32) float32 {
 	var out [1]float32
 	matVecQ8_0(out[:], w, dw, a, da)
@@ -104,125 +72,150 @@ func dotQ4_0(w []byte, dw []float32, a []int8, da []float32) float32 {
 	return out[0]
 }
 
-// The wrappers below get checked, non-empty arguments (len(out) ≥ 1, nb ≥ 1).
-
 func matVecQ8_0(out []float32, w []int8, dw []float32, a []int8, da []float32) {
-	switch active {
-	case AVX512:
-		nb := len(a) / BlockSize
-		p := getScratch(packSize(nb, 1))
-		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 128)
-		matVec1Q8_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], &da[0], nb)
-		scratchPool.Put(p)
-	case AVX2:
-		matVecQ8_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
-	default:
+	if active == Generic {
 		matVecQ8_0Generic(out, w, dw, a, da)
+		return
 	}
+	matMulQ8_0(out, len(out), w, dw, len(out), a, da, 1)
 }
 
 func matVecQ4_0(out []float32, w []byte, dw []float32, a []int8, da []float32) {
-	switch active {
-	case AVX512:
-		nb := len(a) / BlockSize
-		p := getScratch(packSize(nb, 1))
-		packActAVX512(&(*p)[0], &a[0], &da[0], nb, 1, 8)
-		matVec1Q4_0AVX512(&out[0], &w[0], &dw[0], len(out), &(*p)[0], &da[0], nb)
-		scratchPool.Put(p)
-	case AVX2:
-		matVecQ4_0AVX2(&out[0], &w[0], &dw[0], len(out), &a[0], &da[0], len(a)/BlockSize)
-	default:
+	if active == Generic {
 		matVecQ4_0Generic(out, w, dw, a, da)
+		return
 	}
-}
-
-// tileBytes is the size of the slice of weight rows that a matmul multiplies
-// by every activation group before moving on, so that it stays in L2.
-const tileBytes = 256 << 10
-
-// matMulAVX512 runs the tiled product: weight rows in tiles of about
-// tileBytes, and within a tile every group of 4 activation rows (the rest one
-// by one). rowBytes is the weight bytes per row; k the packing constant.
-func matMulAVX512(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []float32, rows int, a []int8, da []float32, n int, k int, q4 bool) {
-	nb := len(a) / n / BlockSize
-	cols := nb * BlockSize
-	n4 := n / 4
-	g4 := packSize(nb, 4)
-	g1 := packSize(nb, 1)
-	p := getScratch(n4*g4 + (n-4*n4)*g1)
-	buf := *p
-	for j := range n4 {
-		packActAVX512(&buf[j*g4], &a[4*j*cols], &da[4*j*nb], nb, 4, k)
-	}
-	for i := 4 * n4; i < n; i++ {
-		packActAVX512(&buf[n4*g4+(i-4*n4)*g1], &a[i*cols], &da[i*nb], nb, 1, k)
-	}
-	tile := max(1, tileBytes/rowBytes)
-	for r0 := 0; r0 < rows; r0 += tile {
-		nr := min(tile, rows-r0)
-		wr := unsafe.Add(w, r0*rowBytes)
-		for j := range n4 {
-			o := &out[4*j*ldo+r0]
-			if q4 {
-				matMul4Q4_0AVX512(o, ldo, (*byte)(wr), &dw[r0*nb], nr, &buf[j*g4], nb)
-			} else {
-				matMul4Q8_0AVX512(o, ldo, (*int8)(wr), &dw[r0*nb], nr, &buf[j*g4], nb)
-			}
-		}
-		for i := 4 * n4; i < n; i++ {
-			o := &out[i*ldo+r0]
-			act := &buf[n4*g4+(i-4*n4)*g1]
-			if q4 {
-				matVec1Q4_0AVX512(o, (*byte)(wr), &dw[r0*nb], nr, act, &da[i*nb], nb)
-			} else {
-				matVec1Q8_0AVX512(o, (*int8)(wr), &dw[r0*nb], nr, act, &da[i*nb], nb)
-			}
-		}
-	}
-	scratchPool.Put(p)
+	matMulQ4_0(out, len(out), w, dw, len(out), a, da, 1)
 }
 
 func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []int8, da []float32, n int) {
-	switch active {
-	case AVX512:
-		nb := len(a) / n / BlockSize
-		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*32, dw, rows, a, da, n, 128, false)
-	case AVX2:
-		matMulAVX2(out, ldo, unsafe.Pointer(&w[0]), len(a)/n/BlockSize*32, dw, rows, a, da, n, false)
-	default:
+	if active == Generic {
 		matMulQ8_0Generic(out, ldo, w, dw, rows, a, da, n)
+		return
 	}
+	cols := len(a) / n
+	s := getScratch(PackedSize(false, rows, cols))
+	p := PackQ8_0(*s, w, dw, rows, cols)
+	p.MatMul(out, ldo, 0, rows, a, da, n)
+	scratchPool.Put(s)
 }
 
 func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []int8, da []float32, n int) {
-	switch active {
-	case AVX512:
-		nb := len(a) / n / BlockSize
-		matMulAVX512(out, ldo, unsafe.Pointer(&w[0]), nb*16, dw, rows, a, da, n, 8, true)
-	case AVX2:
-		matMulAVX2(out, ldo, unsafe.Pointer(&w[0]), len(a)/n/BlockSize*16, dw, rows, a, da, n, true)
-	default:
+	if active == Generic {
 		matMulQ4_0Generic(out, ldo, w, dw, rows, a, da, n)
+		return
+	}
+	cols := len(a) / n
+	s := getScratch(PackedSize(true, rows, cols))
+	p := PackQ4_0(*s, w, dw, rows, cols)
+	p.MatMul(out, ldo, 0, rows, a, da, n)
+	scratchPool.Put(s)
+}
+
+// tileBytes is the size of the slice of packed weight groups that a matmul
+// multiplies by every activation group before moving on, so that it stays in L2.
+const tileBytes = 128 << 10
+
+func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
+	if active == Generic {
+		packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
+		return
+	}
+	packedMatMulAVX2(out, ldo, w, rows, q4, a, da, n, nb)
+}
+
+// packAct writes g activation rows (quants a, scales da, nb blocks each) into
+// dst in the kernels' activation layout: per block, the g rows' 32 quants,
+// their g float32 scales, then g int32 corrections 8·Σa (what Q4_0's nibble
+// offset subtracts; 0 for Q8_0).
+func packAct(dst []byte, a []int8, da []float32, nb, g int, q4 bool) {
+	cols := nb * BlockSize
+	st := g * 40
+	for b := range nb {
+		blk := dst[b*st : (b+1)*st]
+		for i := range g {
+			ab := a[i*cols+b*32 : i*cols+b*32+32]
+			var sum int32
+			for j, v := range ab {
+				blk[32*i+j] = byte(v)
+				sum += int32(v)
+			}
+			putF32(blk[32*g+4*i:], da[i*nb+b])
+			if !q4 {
+				sum = 0
+			}
+			u := uint32(8 * sum)
+			c := blk[36*g+4*i:]
+			c[0], c[1], c[2], c[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+		}
 	}
 }
 
-// matMulAVX2 runs the AVX2 matvec per activation row over tiles of weight
-// rows of about tileBytes, so that each tile is reused from L2.
-func matMulAVX2(out []float32, ldo int, w unsafe.Pointer, rowBytes int, dw []float32, rows int, a []int8, da []float32, n int, q4 bool) {
-	nb := len(a) / n / BlockSize
+// packedMatMulAVX2 runs the AVX2 kernels: weight groups in tiles of about
+// tileBytes, within a tile every group of 4 activation rows, then the rest one
+// by one; a partial last group goes through a small buffer.
+func packedMatMulAVX2(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	tile := max(1, tileBytes/rowBytes)
-	for r0 := 0; r0 < rows; r0 += tile {
-		nr := min(tile, rows-r0)
-		wr := unsafe.Add(w, r0*rowBytes)
-		for i := range n {
+	gs := nb * blockStride(q4) // bytes per group
+	n4 := n / 4
+	g4, g1 := nb*160, nb*40
+	sp := getScratch(n4*g4 + (n-4*n4)*g1)
+	act := *sp
+	for j := range n4 {
+		packAct(act[j*g4:], a[4*j*cols:], da[4*j*nb:], nb, 4, q4)
+	}
+	for i := 4 * n4; i < n; i++ {
+		packAct(act[n4*g4+(i-4*n4)*g1:], a[i*cols:], da[i*nb:], nb, 1, q4)
+	}
+	full := rows / GroupRows
+	tile := full
+	if n > 1 {
+		tile = max(1, tileBytes/gs)
+	}
+	for g0 := 0; g0 < full; g0 += tile {
+		ng := min(tile, full-g0)
+		wg := &w[g0*gs]
+		for j := range n4 {
+			o := &out[4*j*ldo+g0*GroupRows]
 			if q4 {
-				matVecQ4_0AVX2(&out[i*ldo+r0], (*byte)(wr), &dw[r0*nb], nr, &a[i*cols], &da[i*nb], nb)
+				gemm4Q4_0AVX2(o, ldo, wg, ng, nb, &act[j*g4])
 			} else {
-				matVecQ8_0AVX2(&out[i*ldo+r0], (*int8)(wr), &dw[r0*nb], nr, &a[i*cols], &da[i*nb], nb)
+				gemm4Q8_0AVX2(o, ldo, wg, ng, nb, &act[j*g4])
+			}
+		}
+		for i := 4 * n4; i < n; i++ {
+			o := &out[i*ldo+g0*GroupRows]
+			if q4 {
+				gemvQ4_0AVX2(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
+			} else {
+				gemvQ8_0AVX2(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
 			}
 		}
 	}
+	if rest := rows - full*GroupRows; rest > 0 {
+		var tmp [4 * GroupRows]float32
+		wg := &w[full*gs]
+		r0 := full * GroupRows
+		for j := range n4 {
+			if q4 {
+				gemm4Q4_0AVX2(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
+			} else {
+				gemm4Q8_0AVX2(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
+			}
+			for i := range 4 {
+				copy(out[(4*j+i)*ldo+r0:(4*j+i)*ldo+rows], tmp[i*GroupRows:])
+			}
+		}
+		for i := 4 * n4; i < n; i++ {
+			if q4 {
+				gemvQ4_0AVX2(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
+			} else {
+				gemvQ8_0AVX2(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
+			}
+			copy(out[i*ldo+r0:i*ldo+rows], tmp[:rest])
+		}
+	}
+	scratchPool.Put(sp)
 }
 
 // dotF32AVX2 is dotF32Generic over n ≥ 1 elements.

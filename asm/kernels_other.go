@@ -39,3 +39,7 @@ func axpyF32Strided(y, w, v []float32, stride int) { axpyF32StridedGeneric(y, w,
 func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
 
 func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }
+
+func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
+	packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
+}

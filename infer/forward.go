@@ -6,8 +6,9 @@ import (
 	"github.com/krafla/krafla/asm"
 )
 
-// minRows is the smallest number of output rows worth handing to a thread.
-const minRows = 16
+// minGroups is the smallest number of groups of asm.GroupRows output rows
+// worth handing to a thread.
+const minGroups = 2
 
 // quant quantizes n rows of width cols from x into s.qa/s.da with SPEC.md's
 // rule, the activation side of the next quantized products.
@@ -19,30 +20,17 @@ func (s *Session) quant(x []float32, n, cols int) {
 }
 
 // mul computes out[i·w.rows + r] = w row r · activation row i for the n rows
-// quantized last by quant, threads splitting the output rows.
+// quantized last by quant, threads splitting the output rows by groups of
+// the packed layout.
 func (s *Session) mul(out []float32, w *qmat, n int) {
+	s.m.ensurePacked()
 	cols := w.cols
 	a, da := s.qa[:n*cols], s.da[:n*cols/32]
 	ldo := w.rows
-	rb := w.rowBytes()
-	nb := cols / 32
-	s.pool.run(w.rows, minRows, func(_, lo, hi int) {
-		d := w.d[lo*nb : hi*nb]
-		if w.isQ4() {
-			q := w.q4[lo*rb : hi*rb]
-			if n == 1 {
-				asm.MatVecQ4_0(out[lo:hi], q, d, a, da)
-			} else {
-				asm.MatMulQ4_0(out[lo:], ldo, q, d, hi-lo, a, da, n)
-			}
-			return
-		}
-		q := w.q8[lo*rb : hi*rb]
-		if n == 1 {
-			asm.MatVecQ8_0(out[lo:hi], q, d, a, da)
-		} else {
-			asm.MatMulQ8_0(out[lo:], ldo, q, d, hi-lo, a, da, n)
-		}
+	const g = asm.GroupRows
+	s.pool.run((w.rows+g-1)/g, minGroups, func(_, lo, hi int) {
+		lo, hi = lo*g, min(hi*g, w.rows)
+		w.pk.MatMul(out[lo:], ldo, lo, hi, a, da, n)
 	})
 }
 
@@ -88,7 +76,7 @@ func (s *Session) layerPass(tokens []int, seqs []seq) {
 
 	// Embedding rows, dequantized and scaled.
 	for i, t := range tokens {
-		embed(s.x[i*dim:(i+1)*dim], &m.tokEmb, t, c.EmbedScale)
+		m.embed(s.x[i*dim:(i+1)*dim], &m.tokEmb, t, c.EmbedScale)
 	}
 	// RoPE tables of the rows' positions, and each row's sequence.
 	half := c.RotDim / 2
@@ -192,25 +180,10 @@ func (s *Session) classify(rows []int, emit func(j int, logits []float32) error)
 }
 
 // embed writes row t of the embedding, dequantized (float32(q)·d) and times scale.
-func embed(x []float32, w *qmat, t int, scale float32) {
+func (m *Model) embed(x []float32, w *qmat, t int, scale float32) {
+	m.ensurePacked()
 	cols := w.cols
-	d := w.d[t*cols/32 : (t+1)*cols/32]
-	if w.isQ4() {
-		q := w.q4[t*cols/2 : (t+1)*cols/2]
-		for b := range cols / 32 {
-			for j := range 16 {
-				lo := int(q[b*16+j]&15) - 8
-				hi := int(q[b*16+j]>>4) - 8
-				x[b*32+j] = float32(lo) * d[b]
-				x[b*32+j+16] = float32(hi) * d[b]
-			}
-		}
-	} else {
-		q := w.q8[t*cols : (t+1)*cols]
-		for i, v := range q {
-			x[i] = float32(v) * d[i/32]
-		}
-	}
+	w.pk.Dequant(t, x[:cols])
 	if scale != 1 {
 		for i := range x[:cols] {
 			x[i] *= scale

@@ -2,7 +2,8 @@ package infer
 
 import (
 	"fmt"
-	"unsafe"
+
+	"github.com/krafla/krafla/asm"
 )
 
 // mats returns every quantized matrix of the model, in the order the forward
@@ -28,25 +29,62 @@ func (m *Model) mats() []*qmat {
 	return ws
 }
 
-// CopyToHugePages copies the quantized weights (quants and scales) out of the
-// file mapping into anonymous memory backed by transparent huge pages (2 MiB
-// pages on x86-64), and returns the bytes copied. Generation streams every
-// weight once per token; with 4 KiB pages of the file mapping each 4 KiB costs
-// a TLB miss, which huge pages remove. The results do not change (the same
-// bytes are read), but the process then holds a second copy of the weights
-// (the file's pages stay in the page cache, reclaimable) and loading takes the
-// copy's time. The copy is released by Close. It fails where the system has no
-// transparent huge pages; the model is then unchanged.
+// packedBytes is the size of every matrix in the kernels' layout, each
+// rounded up to align bytes.
+func packedBytes(ws []*qmat, align int) int {
+	var total int
+	for _, w := range ws {
+		total += roundUp(asm.PackedSize(w.isQ4(), w.rows, w.cols), align)
+	}
+	return total
+}
+
+// packInto repacks every matrix from the file's layout into buf (packedBytes
+// of it), each matrix starting at a multiple of align.
+func packInto(ws []*qmat, buf []byte, align int) {
+	off := 0
+	for _, w := range ws {
+		n := asm.PackedSize(w.isQ4(), w.rows, w.cols)
+		dst := buf[off : off+n : off+n]
+		if w.isQ4() {
+			w.pk = asm.PackQ4_0(dst, w.q4, w.d, w.rows, w.cols)
+		} else {
+			w.pk = asm.PackQ8_0(dst, w.q8, w.d, w.rows, w.cols)
+		}
+		off += roundUp(n, align)
+	}
+}
+
+// ensurePacked repacks the weights into ordinary memory (4 KiB pages) unless
+// CopyToHugePages did it first: the kernels read only the packed layout
+// (rows interleaved in groups of 8 with their scales, asm.Packed), so the
+// file mapping is not read after this.
+func (m *Model) ensurePacked() {
+	m.packOnce.Do(func() {
+		ws := m.mats()
+		buf := make([]byte, packedBytes(ws, 64))
+		packInto(ws, buf, 64)
+	})
+}
+
+// CopyToHugePages repacks the quantized weights (quants and scales) from the
+// file mapping into the kernels' layout (asm.Packed) in anonymous memory
+// backed by transparent huge pages (2 MiB pages on x86-64), and returns the
+// bytes written. Generation streams every weight once per token; with 4 KiB
+// pages each 4 KiB costs a TLB miss, which huge pages remove. The results do
+// not change. Without this call the first forward pass repacks into ordinary
+// memory instead (what --no-huge-pages does): either way the process holds a
+// second copy of the weights (the file's pages stay in the page cache,
+// reclaimable). It must be called before any session runs. The copy is
+// released by Close. It fails where the system has no transparent huge
+// pages; the model is then unchanged.
 func (m *Model) CopyToHugePages() (int64, error) {
 	if m.huge != nil {
 		return 0, nil
 	}
 	ws := m.mats()
 	const align = 64
-	var total int
-	for _, w := range ws {
-		total += roundUp(len(w.q8)+len(w.q4), align) + roundUp(4*len(w.d), align)
-	}
+	total := packedBytes(ws, align)
 	if total == 0 {
 		return 0, nil
 	}
@@ -54,28 +92,8 @@ func (m *Model) CopyToHugePages() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("infer: huge pages: %w", err)
 	}
-	off := 0
-	take := func(n int) []byte {
-		b := buf[off : off+n : off+n]
-		off += roundUp(n, align)
-		return b
-	}
-	for _, w := range ws {
-		if w.q8 != nil {
-			b := take(len(w.q8))
-			copy(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w.q8))), len(w.q8)))
-			w.q8 = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
-		} else {
-			b := take(len(w.q4))
-			copy(b, w.q4)
-			w.q4 = b
-		}
-		if len(w.d) > 0 {
-			b := take(4 * len(w.d))
-			copy(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w.d))), 4*len(w.d)))
-			w.d = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(w.d))
-		}
-	}
+	packInto(ws, buf, align)
+	m.packOnce.Do(func() {})
 	m.huge = release
 	return int64(total), nil
 }

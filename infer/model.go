@@ -2,15 +2,21 @@ package infer
 
 import (
 	"fmt"
+	"sync"
+
+	"github.com/krafla/krafla/asm"
 )
 
-// qmat is a quantized matrix used in place: rows × cols weights, row-major,
-// Q8_0 (q8) or Q4_0 (q4), with one float32 scale per block of 32.
+// qmat is a quantized matrix: rows × cols weights as the file holds them,
+// row-major, Q8_0 (q8) or Q4_0 (q4), with one float32 scale per block of 32,
+// and pk, the same matrix repacked into the kernels' layout (asm.Packed),
+// which the forward pass reads.
 type qmat struct {
 	q8         []int8
 	q4         []byte
 	d          []float32
 	rows, cols int
+	pk         asm.Packed
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
@@ -57,6 +63,7 @@ type Model struct {
 	closer    func() error
 	huge      func() error // releases the huge-page copy of the weights
 	weightB   int64
+	packOnce  sync.Once // the weights repacked (ensurePacked, CopyToHugePages)
 }
 
 // Config returns the model's resolved configuration.
