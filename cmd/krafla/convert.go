@@ -35,7 +35,7 @@ type convertOptions struct {
 func newConvertCmd() *cobra.Command {
 	var o convertOptions
 	c := &cobra.Command{
-		Use:   "convert DIR",
+		Use:   "convert DIR | FILE.gguf",
 		Short: "Convert a Hugging Face checkpoint folder into an .mlb model (and .mlt tokenizer)",
 		Long: `convert reads DIR's config.json and model.safetensors (or the shards listed in
 model.safetensors.index.json; F32, F16 or BF16), maps the architecture onto the
@@ -54,6 +54,17 @@ renamed into place and opened again to verify it before convert reports
 success. A convert that was killed leaves that file behind; the next convert
 to the same output removes it and says so.
 
+A GGUF file (llama.cpp, ollama, the Hub's -GGUF repositories) is recognised
+by its magic and imported: llama (and Mistral), qwen2, qwen3, gemma, gemma2,
+gemma3, phi3, granite and smollm3. Its Q8_0 and Q4_0 tensors are copied bit
+for bit (with their f16 scales, so the .mlb gets f16 scales); F32, F16 and
+BF16 are quantized as above; Q4_1, Q5_0, Q5_1 and Q2_K to Q6_K (what Q4_K_M
+and Q5_K_M files hold) are dequantized exactly as ggml does and requantized,
+and a line names the tensors that lost precision; IQ and other types are
+refused by name. Without --type each class of matrices keeps Q4_0 if the file
+has it 4-bit throughout, else Q8_0. The tokenizer (tokenizer.ggml.*) and chat
+template become the .mlt.
+
 Matrix classes for --q8: tok_emb, wcls, wqk (wq, wk, wg, lqkv), wv (wv, lz),
 wo (wo, lout), w13 (w1, w3), w2.
 
@@ -70,6 +81,7 @@ the reason.`,
 		Example: `  krafla convert ./Llama-3.2-1B -o llama.mlb
   krafla convert ./Qwen3-0.6B -o qwen3.mlb --type q4_0 --q8 tok_emb,w2
   krafla convert ./gemma-3-1b-it -o gemma.mlb --type q4_0 --imatrix gemma.imatrix --f16-scales
+  krafla convert qwen2.5-0.5b-instruct-q8_0.gguf -o qwen.mlb      # GGUF: Q8_0 copied bit for bit
   krafla convert ./stories260K -o s.mlb --type q4_0 --report       # per-matrix error, worst first
   krafla convert ./stories260K -o s.mlb --json | jq '.quantization[0]'`,
 		Args: exactArgs(1),
