@@ -119,6 +119,9 @@ func init() {
 		"e":          filterEscape,
 		"escape":     filterEscape,
 		"first":      filterFirst,
+		"forceescape": func(st *state, a []any, kw []kwarg) any {
+			return Markup(escapeHTML(pyStr(st.bind("forceescape", a, kw, "value")[0])))
+		},
 		"float":      filterFloat,
 		"format":     filterFormat,
 		"indent":     filterIndent,
@@ -140,12 +143,14 @@ func init() {
 		"safe":       func(st *state, a []any, kw []kwarg) any { return Markup(pyStr(st.bind("safe", a, kw, "value")[0])) },
 		"select":     selectFilter("select", false, false),
 		"selectattr": selectFilter("selectattr", true, false),
+		"slice":      filterSlice,
 		"sort":       filterSort,
 		"string":     func(st *state, a []any, kw []kwarg) any { return softStr(st.bind("string", a, kw, "value")[0]) },
 		"sum":        filterSum,
 		"title":      strFilter(jinjaTitle),
 		"tojson":     filterToJSON,
 		"trim":       filterTrim,
+		"truncate":   filterTruncate,
 		"unique":     filterUnique,
 		"upper":      strFilter(pyUpper),
 		"wordcount":  filterWordcount,
@@ -354,7 +359,7 @@ func testSameas(st *state, a []any, kw []kwarg) any {
 
 func isIterable(v any) bool {
 	switch v.(type) {
-	case string, Markup, []any, Tuple, *Dict, Undefined, *generator, *loopContext:
+	case string, Markup, []any, Tuple, *Dict, Undefined, *generator, *loopContext, *dictView:
 		return true
 	}
 	return false
@@ -680,6 +685,8 @@ func filterLength(st *state, a []any, kw []kwarg) any {
 		return int64(0)
 	case *loopContext:
 		return int64(len(x.items))
+	case *dictView:
+		return int64(len(x.items))
 	}
 	st.fail(KindType, "object of type '%s' has no len()", typeName(v))
 	return nil
@@ -896,6 +903,59 @@ func filterRound(st *state, a []any, kw []kwarg) any {
 	}
 	st.fail(KindRuntime, "method must be common, ceil or floor")
 	return nil
+}
+
+func filterSlice(st *state, a []any, kw []kwarg) any {
+	p := st.bind("slice", a, kw, "value", "slices", "fill_with")
+	seq := st.items(p[0])
+	n := int(st.intArg("slice", p[1]))
+	if n <= 0 {
+		st.fail(KindZeroDiv, "integer division or modulo by zero")
+	}
+	fill := orDefault(p[2], nil)
+	n = min(n, st.maxOut)
+	per, extra := len(seq)/n, len(seq)%n
+	var out []any
+	offset := 0
+	for i := range n {
+		start := offset + i*per
+		if i < extra {
+			offset++
+		}
+		part := slices.Clone(seq[start : offset+(i+1)*per])
+		if fill != nil && i >= extra {
+			part = append(part, fill)
+		}
+		out = append(out, part)
+	}
+	return &generator{items: out}
+}
+
+func filterTruncate(st *state, a []any, kw []kwarg) any {
+	p := st.bind("truncate", a, kw, "s", "length", "killwords", "end", "leeway")
+	s := []rune(pyStr(p[0]))
+	length := int(st.intArg("truncate", orDefault(p[1], int64(255))))
+	end := pyStr(orDefault(p[3], "..."))
+	lw := orDefault(p[4], nil)
+	if lw == nil {
+		lw = int64(5) // jinja2's truncate.leeway policy
+	}
+	leeway := int(st.intArg("truncate", lw))
+	endLen := utf8.RuneCountInString(end)
+	if length < endLen || leeway < 0 {
+		st.fail("AssertionError", "expected length >= %d and leeway >= 0", endLen)
+	}
+	if len(s) <= length+leeway {
+		return string(s)
+	}
+	head := string(s[:length-endLen])
+	if truthy(orDefault(p[2], false)) {
+		return head + end
+	}
+	if i := strings.LastIndex(head, " "); i >= 0 {
+		head = head[:i]
+	}
+	return head + end
 }
 
 func filterSort(st *state, a []any, kw []kwarg) any {

@@ -241,6 +241,13 @@ func (st *state) execOne(n node, f *frame) ctl {
 func (st *state) execFor(n *forNode, f *frame) ctl {
 	seq := st.eval(n.iter, f)
 	st.pos = n.iter.position()
+	st.loop(n, f, seq, 0)
+	return ctlNone
+}
+
+// loop runs a for loop over seq; depth0 counts the recursion of a
+// recursive loop, whose loop(items) renders the body again over items.
+func (st *state) loop(n *forNode, f *frame, seq any, depth0 int) {
 	items := st.iterate(seq)
 	if n.filter != nil {
 		var kept []any
@@ -255,9 +262,22 @@ func (st *state) execFor(n *forNode, f *frame) ctl {
 		items = kept
 	}
 	if len(items) == 0 {
-		return st.exec(n.else_, newFrame(f))
+		st.exec(n.else_, newFrame(f))
+		return
 	}
-	lc := &loopContext{items: items}
+	lc := &loopContext{items: items, depth0: depth0}
+	if n.recursive {
+		if depth0 >= maxCallDepth {
+			st.fail(KindLimit, "recursive loop nested deeper than %d", maxCallDepth)
+		}
+		lc.recurse = func(seq any) string {
+			saved := st.out
+			st.out = &strings.Builder{}
+			defer func() { st.out = saved }()
+			st.loop(n, f, seq, depth0+1)
+			return st.out.String()
+		}
+	}
 	for i, it := range items {
 		st.pos = n.pos
 		st.step()
@@ -269,7 +289,6 @@ func (st *state) execFor(n *forNode, f *frame) ctl {
 			break
 		}
 	}
-	return ctlNone
 }
 
 func (st *state) assign(target node, v any, f *frame) {
@@ -316,6 +335,8 @@ func (st *state) iterate(v any) []any {
 	case Undefined:
 		return nil
 	case *loopContext:
+		return x.items
+	case *dictView:
 		return x.items
 	case *generator:
 		if x.used {
@@ -579,6 +600,12 @@ func (st *state) call(fn any, args []any, kw []kwarg) any {
 		return x.fn(st, args, kw)
 	case *macro:
 		return st.callMacro(x, args, kw)
+	case *loopContext:
+		if x.recurse == nil {
+			st.fail(KindType, "tried to call non recursive loop, maybe you forgot the 'recursive' modifier")
+		}
+		p := st.bind("loop", args, kw, "iterable")
+		return x.recurse(p[0])
 	}
 	st.fail(KindType, "'%s' object is not callable", typeName(fn))
 	return nil
@@ -833,6 +860,13 @@ func (st *state) contains(container, x any) bool {
 		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
 	case Tuple:
 		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
+	case *dictView:
+		if c.kind == "dict_keys" {
+			if _, ok := hashKey(x); !ok {
+				st.fail(KindType, "unhashable type: '%s'", typeName(x))
+			}
+		}
+		return slices.ContainsFunc(c.items, func(e any) bool { return pyEq(e, x) })
 	case *Dict:
 		if _, ok := hashKey(x); !ok {
 			st.fail(KindType, "unhashable type: '%s'", typeName(x))

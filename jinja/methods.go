@@ -453,15 +453,15 @@ func init() {
 			for i, k := range d.keys {
 				out[i] = Tuple{k, d.vals[i]}
 			}
-			return out
+			return &dictView{"dict_items", out}
 		},
 		"keys": func(st *state, self any, args []any, kw []kwarg) any {
 			st.bind("keys", args, kw)
-			return slices.Clone(self.(*Dict).keys)
+			return &dictView{"dict_keys", slices.Clone(self.(*Dict).keys)}
 		},
 		"values": func(st *state, self any, args []any, kw []kwarg) any {
 			st.bind("values", args, kw)
-			return slices.Clone(self.(*Dict).vals)
+			return &dictView{"dict_values", slices.Clone(self.(*Dict).vals)}
 		},
 		"copy": func(st *state, self any, args []any, kw []kwarg) any { return self.(*Dict).copy() },
 	}
@@ -471,8 +471,10 @@ func init() {
 type loopContext struct {
 	items   []any
 	i       int
+	depth0  int
 	last    any
 	changed bool
+	recurse func(seq any) string // loop(items) of a recursive loop
 }
 
 func (l *loopContext) attr(name string) (any, bool) {
@@ -493,9 +495,9 @@ func (l *loopContext) attr(name string) (any, bool) {
 	case "length":
 		return int64(n), true
 	case "depth":
-		return int64(1), true
+		return int64(l.depth0 + 1), true
 	case "depth0":
-		return int64(0), true
+		return int64(l.depth0), true
 	case "previtem":
 		if l.i == 0 {
 			return Undefined{hint: "there is no previous item"}, true

@@ -316,10 +316,7 @@ func (p *parser) parseFor(pos int) node {
 	if p.skipName("if") {
 		n.filter = p.parseExpr(true)
 	}
-	if p.skipName("recursive") {
-		n.recursive = true
-		p.fail(pos, "recursive loops are not supported")
-	}
+	n.recursive = p.skipName("recursive")
 	p.blockEnd()
 	p.hard(func() {
 		body, end := p.statements([]string{"endfor", "else"}, false)

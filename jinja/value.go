@@ -42,6 +42,13 @@ type Undefined struct {
 	security bool
 }
 
+// dictView is what dict.items(), keys() and values() return: iterable again
+// and again, with a length, but no indexing; it prints as dict_items([...]).
+type dictView struct {
+	kind  string
+	items []any
+}
+
 // Namespace is the object namespace() makes: the one value {% set ns.x = v %} may change.
 type Namespace struct{ d *Dict }
 
@@ -139,7 +146,7 @@ func hashKey(k any) (any, bool) {
 
 // typeName is Python's type name of v, for error messages.
 func typeName(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -164,6 +171,10 @@ func typeName(v any) string {
 		return "Namespace"
 	case *loopContext:
 		return "LoopContext"
+	case *dictView:
+		return x.kind
+	case *generator:
+		return "generator"
 	case *macro:
 		return "Macro"
 	case *function:
@@ -212,6 +223,8 @@ func truthy(v any) bool {
 		return len(x) > 0
 	case *Dict:
 		return x.Len() > 0
+	case *dictView:
+		return len(x.items) > 0
 	case Undefined:
 		return false
 	}
@@ -304,6 +317,10 @@ func writeRepr(b *strings.Builder, v any, depth int) {
 		b.WriteString(">")
 	case *loopContext:
 		fmt.Fprintf(b, "<LoopContext %d/%d>", x.i+1, len(x.items))
+	case *dictView:
+		b.WriteString(x.kind + "(")
+		writeRepr(b, x.items, depth)
+		b.WriteByte(')')
 	case *macro:
 		fmt.Fprintf(b, "<Macro '%s'>", x.name)
 	case *function:
