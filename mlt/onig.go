@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -119,7 +120,9 @@ func translateOnig(src string) (string, regexp2.RegexOptions, error) {
 			}
 			b.WriteRune(r)
 		case '{':
-			if j := intervalEnd(src, i); j > 0 {
+			if j := intervalEnd(src, i); j < 0 {
+				return "", 0, fail("repeat bound at byte %d is above Oniguruma's limit %d", i, maxRepeat)
+			} else if j > 0 {
 				if prevQuant {
 					return "", 0, fail("nested quantifier at byte %d", i)
 				}
@@ -169,12 +172,21 @@ func foldClass(r rune) string {
 	return "[" + string(orbit) + "]"
 }
 
-// intervalEnd returns the end of a {n}, {n,} or {n,m} quantifier at src[i:], or 0.
+// maxRepeat is Oniguruma's ONIG_MAX_REPEAT_NUM: larger interval bounds are
+// an error there.
+const maxRepeat = 100000
+
+// intervalEnd returns the end of a {n}, {n,} or {n,m} quantifier at src[i:], or
+// 0; -1 when a bound is above maxRepeat.
 func intervalEnd(src string, i int) int {
 	j := i + 1
+	big := false
 	digits := func() int {
-		k := j
+		k, v := j, 0
 		for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+			if v = v*10 + int(src[j]-'0'); v > maxRepeat {
+				big, v = true, maxRepeat+1
+			}
 			j++
 		}
 		return j - k
@@ -187,6 +199,9 @@ func intervalEnd(src string, i int) int {
 		digits()
 	}
 	if j < len(src) && src[j] == '}' {
+		if big {
+			return -1
+		}
 		return j + 1
 	}
 	return 0
@@ -319,6 +334,9 @@ func onigClass(src string, i int, b *strings.Builder) (int, error) {
 
 var onigCache sync.Map // pattern → *regexp2.Regexp
 
+// matchTimeout bounds one regexp2 search.
+const matchTimeout = time.Second
+
 // compileOniguruma compiles an Oniguruma pattern for regexp2 (translateOnig).
 func compileOniguruma(src string) (*regexp2.Regexp, error) {
 	if re, ok := onigCache.Load(src); ok {
@@ -332,6 +350,10 @@ func compileOniguruma(src string) (*regexp2.Regexp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %v", src, err)
 	}
+	// A pattern that backtracks catastrophically on some text would hang the
+	// encoder (Oniguruma gives up too, with an error, after its retry limit);
+	// regexSplitter leaves the rest of such a piece unsplit.
+	re.MatchTimeout = matchTimeout
 	onigCache.Store(src, re)
 	return re, nil
 }

@@ -456,6 +456,9 @@ func (t *Tokenizer) validatePipeline() error {
 		if pl.Unk < -1 || int(pl.Unk) >= len(t.Tokens) {
 			return formatErr(off, "pipeline unk id %d out of range (-1 or 0..%d)", pl.Unk, len(t.Tokens)-1)
 		}
+		if pl.Unk >= 0 && t.Tokens[pl.Unk].Attr != AttrNormal && t.Tokens[pl.Unk].Attr != AttrAdded {
+			return formatErr(off, "pipeline unk id %d is a byte or none token", pl.Unk)
+		}
 		if pl.DecodeStrip > 1 {
 			return formatErr(off, "pipeline decode_strip %d, want 0 or 1", pl.DecodeStrip)
 		}

@@ -77,6 +77,8 @@ func (x regexSplitter) matches(s string, out []span, sc *pipeScratch) []span {
 	}
 	offs = append(offs, len(s))
 	sc.runes, sc.offs = runes, offs
+	// The only error is the match timeout (compileOniguruma): the matches
+	// found so far stand and the rest of s is text between matches.
 	m, err := x.re.FindRunesMatch(runes)
 	for ; m != nil && err == nil; m, err = x.re.FindNextMatch(m) {
 		out = append(out, span{offs[m.Index], offs[m.Index+m.Length]})

@@ -274,6 +274,11 @@ func TestPipelineValidate(t *testing.T) {
 			}
 		})
 	}
+	tk := smallSentencePiecePipeline()
+	tk.Pipeline.Unk = 'x'
+	if err := tk.Validate(); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "byte or none token") {
+		t.Errorf("unk a byte token: got %v, want ML_E_FORMAT", err)
+	}
 }
 
 // TestGeneralPathConformance: the byte-level tokenizers of the conformance
@@ -332,4 +337,41 @@ func FuzzGeneralVsScanners(f *testing.F) {
 			t.Fatalf("regex %d on %q: scanner path %v, general path %v", i, s, got, want)
 		}
 	})
+}
+
+func TestTranslateOnigRefusals(t *testing.T) {
+	for re, want := range map[string]string{
+		`a{1,100001}`: "above Oniguruma's limit",
+		`a++`:         "possessive",
+		`a{2}*`:       "nested quantifier",
+		`[a[b]]`:      "nested character class",
+		`[a&&b]`:      "intersection",
+		`\h`:          `escape \h`,
+		`(?i:[a-z])`:  "character class inside a case-insensitive group",
+		`(?i:é)`:      "non-ASCII letter",
+		`(?i:ss)`:     "ligature or ß",
+		`(?x) a`:      "inline options",
+		`a)`:          "unbalanced",
+		`\x{1F600}`:   "at most 4 hex digits",
+	} {
+		if _, err := compileOniguruma(re); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error containing %q", re, err, want)
+		}
+	}
+	// What the translation keeps (Oniguruma's matches, worked out by hand).
+	for _, tc := range []struct{ re, s, want string }{
+		{`(?i:'s)`, "'ſ 'S 's", "'ſ|'S|'s"},
+		{`(?i:k)+`, "kKK", "kKK"}, // U+212A KELVIN SIGN folds to k
+		{`(?i:i)`, "İi", "i"},     // İ has only a multi-character fold
+		{`\w+`, "a\u0903b", "a\u0903b"},
+		{`^x`, "x\nx", "x|x"},
+		{`\p{^L}+`, "ab12cd", "12"},
+		{`a{2,3}`, "aaaa", "aaa"},
+		{`\x{41}`, "A", "A"},
+	} {
+		got := strings.Join(generalSplit(t, tc.re, tc.s), "|")
+		if got != tc.want {
+			t.Errorf("%q on %q: got %q, want %q", tc.re, tc.s, got, tc.want)
+		}
+	}
 }
