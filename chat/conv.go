@@ -113,7 +113,8 @@ var ErrTooLong = errors.New("chat: the message does not fit in the context")
 // Reply adds the user's message, renders the conversation with the
 // generation prompt, and streams the answer through emit (text as decoded,
 // never half a UTF-8 character). The answer, also a cancelled one, becomes
-// an assistant turn. When the conversation would not leave room for an
+// an assistant turn; a message cancelled before its first token, or that
+// could not be evaluated, leaves the conversation as it was. When the conversation would not leave room for an
 // answer, the oldest turns are dropped (the system message stays) and
 // Reply.Dropped says how many.
 func (c *Conversation) Reply(ctx context.Context, user string, emit func(string) error) (*Reply, error) {
@@ -167,6 +168,9 @@ func (c *Conversation) Reply(ctx context.Context, user string, emit func(string)
 		} else {
 			c.Turns = append(c.Turns, Message{"assistant", r.Text})
 		}
+	}
+	if res == nil {
+		c.Turns = before
 	}
 	if err != nil {
 		return r, err
