@@ -25,7 +25,6 @@ type scheduler struct {
 	slots []*slot
 	queue chan *request
 	met   *metrics
-	vocab int
 	step  uint64
 	items []infer.BatchItem
 	owner []*slot   // the slot of each item
@@ -33,7 +32,6 @@ type scheduler struct {
 	// beforeStep, when set (tests), runs before every step that has work.
 	beforeStep func()
 	maxItems   int // the most sequences one step evaluated
-
 }
 
 func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics) (*scheduler, error) {
@@ -41,7 +39,7 @@ func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics)
 	if err != nil {
 		return nil, err
 	}
-	s := &scheduler{m: m, tok: tok, batch: b, queue: make(chan *request, cfg.Queue), met: met, vocab: m.Config().Vocab}
+	s := &scheduler{m: m, tok: tok, batch: b, queue: make(chan *request, cfg.Queue), met: met}
 	for i := range cfg.Parallel {
 		sess, err := m.NewSession(infer.SessionOptions{Ctx: cfg.Ctx, Threads: 1, Batch: 1})
 		if err != nil {
@@ -62,11 +60,12 @@ func (s *scheduler) close() {
 
 // submit queues r without waiting; false means the queue is full.
 func (s *scheduler) submit(r *request) bool {
+	s.met.queued.Add(1) // before the send, so the gauge never goes below 0
 	select {
 	case s.queue <- r:
-		s.met.queued.Add(1)
 		return true
 	default:
+		s.met.queued.Add(-1)
 		return false
 	}
 }

@@ -126,6 +126,12 @@ func (s *Server) Start(m *infer.Model, tok *mlt.Tokenizer) error {
 		e.chatIDs[id] = true
 	}
 	e.chat, e.chatErr = chat.FromTokenizer(tok, s.cfg.Template)
+	if e.chatErr != nil && s.cfg.Template != "" {
+		// A template asked for by name must be there; without a name, a
+		// model without one serves completions only.
+		sched.close()
+		return e.chatErr
+	}
 	if e.chat != nil {
 		for _, id := range e.chat.StopIDs() {
 			e.chatIDs[id] = true
