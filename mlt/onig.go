@@ -332,21 +332,32 @@ func onigClass(src string, i int, b *strings.Builder) (int, error) {
 	return 0, fmt.Errorf("unterminated character class")
 }
 
-var onigCache sync.Map // pattern → *regexp2.Regexp
+// onigCache keeps the compiled patterns (a file's regexes are compiled by
+// Validate and again by prepare); it starts over when full, so that parsing
+// many files cannot grow it without bound.
+var onigCache struct {
+	sync.Mutex
+	m map[string]*regexp2.Regexp
+}
+
+const maxOnigCache = 256
 
 // matchTimeout bounds one regexp2 search.
 const matchTimeout = time.Second
 
 // compileOniguruma compiles an Oniguruma pattern for regexp2 (translateOnig).
 func compileOniguruma(src string) (*regexp2.Regexp, error) {
-	if re, ok := onigCache.Load(src); ok {
-		return re.(*regexp2.Regexp), nil
+	onigCache.Lock()
+	re, ok := onigCache.m[src]
+	onigCache.Unlock()
+	if ok {
+		return re, nil
 	}
 	tr, opts, err := translateOnig(src)
 	if err != nil {
 		return nil, err
 	}
-	re, err := regexp2.Compile(tr, opts)
+	re, err = regexp2.Compile(tr, opts)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %v", src, err)
 	}
@@ -354,7 +365,12 @@ func compileOniguruma(src string) (*regexp2.Regexp, error) {
 	// encoder (Oniguruma gives up too, with an error, after its retry limit);
 	// regexSplitter leaves the rest of such a piece unsplit.
 	re.MatchTimeout = matchTimeout
-	onigCache.Store(src, re)
+	onigCache.Lock()
+	if onigCache.m == nil || len(onigCache.m) >= maxOnigCache {
+		onigCache.m = map[string]*regexp2.Regexp{}
+	}
+	onigCache.m[src] = re
+	onigCache.Unlock()
 	return re, nil
 }
 

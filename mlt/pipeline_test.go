@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // pipelineCase is one tokenizer of testdata/pipeline/cases.json, with what
@@ -372,6 +373,43 @@ func TestTranslateOnigRefusals(t *testing.T) {
 		got := strings.Join(generalSplit(t, tc.re, tc.s), "|")
 		if got != tc.want {
 			t.Errorf("%q on %q: got %q, want %q", tc.re, tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestOnigClassesAreGo: \s and \d, passed to regexp2 unchanged, are the sets
+// Oniguruma gives them (White_Space, Nd), and the \w translation is Oniguruma's
+// (L, M, Nd, Pc), on every code point up to U+3100 and every 7th beyond.
+func TestOnigClassesAreGo(t *testing.T) {
+	sets := []struct {
+		re string
+		in func(rune) bool
+	}{
+		{`\s`, unicode.IsSpace},
+		{`\d`, func(r rune) bool { return unicode.Is(unicode.Nd, r) }},
+		{`\w`, func(r rune) bool {
+			return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.Is(unicode.Nd, r) || unicode.Is(unicode.Pc, r)
+		}},
+	}
+	for _, st := range sets {
+		rx, err := compileOniguruma(`^` + st.re + `$`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if r > 0x3100 {
+				r += 6
+			}
+			if r >= 0xD800 && r < 0xE000 || r == '\n' {
+				continue
+			}
+			ok, err := rx.MatchRunes([]rune{r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != st.in(r) {
+				t.Errorf("%s on U+%04X: regexp2 %v, want %v", st.re, r, ok, st.in(r))
+			}
 		}
 	}
 }
