@@ -18,8 +18,8 @@ import (
 const benchChatML = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 
 // BenchmarkTurn2 measures the prefill of a conversation's second turn (a
-// system message and a first exchange of about 200 tokens, then a user
-// message of about 40) on a converted stories15m-shaped checkpoint (dim 288,
+// system message and a first exchange, 566 tokens, then a user message: 691
+// tokens in all, 125 of them new) on a converted stories15m-shaped checkpoint (dim 288,
 // 6 layers): "reuse" is Reply with the first turn's cache kept, "refill" a
 // fresh session evaluating the whole conversation, as without the cache.
 // Turn 2 generates nothing: ns/op is its prefill (with the rendering and
@@ -57,15 +57,25 @@ func BenchmarkTurn2(b *testing.B) {
 	defer s.Close()
 	words := strings.Fields("the lava flows under the ice and the fire of the mountain warms the valley below")
 	text := func(n int) string { return strings.Join(append(words[:0:0], repeatWords(words, n)...), " ") }
-	system, user1, user2 := text(40), text(60), text(30)
+	system, user1, answer, user2 := text(40), text(60), text(50), text(30)
 
+	// The state after turn 1: the cache holds the conversation through the
+	// first answer, as a chat leaves it when the answer re-tokenizes as it
+	// was generated. (This random model's answers are ids beyond the small
+	// tokenizer, which decode to nothing, so the answer is a fixed text.)
 	turn1 := func() *Conversation {
-		c := NewConversation(Options{Template: tmpl, Tokenizer: tok, Session: s, MaxTokens: 48})
-		c.System = system
-		if _, err := c.Reply(context.Background(), user1, nil); err != nil {
+		c := NewConversation(Options{Template: tmpl, Tokenizer: tok, Session: s, MaxTokens: 0})
+		if err := c.SetMessages([]Message{{"system", system}, {"user", user1}, {"assistant", answer}}); err != nil {
 			b.Fatal(err)
 		}
-		c.opt.MaxTokens = 0 // turn 2: the prefill alone
+		ids, err := c.render(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Eval(ids, false, nil); err != nil {
+			b.Fatal(err)
+		}
+		c.cached = ids
 		return c
 	}
 	b.Run("reuse", func(b *testing.B) {
