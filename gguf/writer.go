@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
+
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 // Writer writes a GGUF v3 file: Create plans every tensor's offset from the
@@ -20,7 +20,7 @@ type Writer struct {
 	infos []TensorInfo
 	align uint64
 	next  int
-	tmp   *os.File
+	tmp   *atomicfile.File
 	bw    *bufio.Writer
 	pos   uint64 // bytes written to the data section
 	err   error  // sticky
@@ -37,7 +37,7 @@ func Create(path string, kvs []KV, tensors []TensorInfo) (*Writer, error) {
 	if err != nil {
 		return nil, withPath(err, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, ioErr(path, "cannot write file", err)
 	}
@@ -235,8 +235,8 @@ func (w *Writer) WriteTensor(name string, data []byte) error {
 }
 
 // Close checks that every tensor was written, syncs the file, verifies it
-// with Open and renames it into place. On any error the temporary file is
-// removed and path is untouched.
+// with Open and renames it into place (internal/atomicfile). On any error the
+// temporary file is removed and path is untouched.
 func (w *Writer) Close() error {
 	if w.done {
 		return w.err
@@ -245,26 +245,30 @@ func (w *Writer) Close() error {
 		w.err = &Error{Kind: ErrFormat, Path: w.path, Offset: -1,
 			Msg: fmt.Sprintf("closed with %d tensors unwritten, next %s", len(w.infos)-w.next, w.infos[w.next].Name)}
 	}
-	step := func(f func() error) {
-		if w.err == nil {
-			if err := f(); err != nil {
+	if w.err == nil {
+		if err := w.bw.Flush(); err != nil {
+			w.err = ioErr(w.path, "cannot write file", err)
+		}
+	}
+	if w.err == nil {
+		// Commit syncs, verifies with Open (every check of Parse) and only
+		// then renames, so a file that fails never lands at path.
+		err := w.tmp.Commit(func(tmp string) error {
+			f, err := Open(tmp)
+			if err != nil {
+				return fmt.Errorf("gguf: %s: written file fails verification: %w", w.path, err)
+			}
+			return f.Close()
+		})
+		if err != nil {
+			w.err = err
+			if !errors.Is(err, ErrFormat) {
 				w.err = ioErr(w.path, "cannot write file", err)
 			}
+			w.done = true
+			return w.err
 		}
 	}
-	step(w.bw.Flush)
-	step(w.tmp.Sync)
-	step(func() error { return w.tmp.Chmod(0o644) }) // CreateTemp makes it private
-	step(w.tmp.Close)
-	if w.err == nil {
-		f, err := Open(w.tmp.Name())
-		if err != nil {
-			w.err = fmt.Errorf("gguf: %s: written file fails verification: %w", w.path, err)
-		} else {
-			f.Close()
-		}
-	}
-	step(func() error { return os.Rename(w.tmp.Name(), w.path) })
 	if w.err != nil {
 		err := w.err
 		w.Abort()
@@ -284,6 +288,5 @@ func (w *Writer) Abort() {
 	if w.err == nil {
 		w.err = errors.New("gguf: writer aborted")
 	}
-	w.tmp.Close()
-	os.Remove(w.tmp.Name())
+	w.tmp.Abort()
 }
