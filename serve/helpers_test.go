@@ -43,7 +43,9 @@ func TestMain(m *testing.M) {
 }
 
 // tinyPath converts a synthetic tiny Llama 3 checkpoint with its byte-level
-// tokenizer once per test binary and returns the .mlb path.
+// tokenizer once per test binary and returns the .mlb path. Its context is
+// 2048 (not hfgen's 256): a real template's tool prompt, one byte a token
+// with so few merges, needs some 600.
 func tinyPath(t testing.TB) string {
 	t.Helper()
 	modelOnce.Do(func() {
@@ -52,7 +54,7 @@ func tinyPath(t testing.TB) string {
 			return
 		}
 		ck := filepath.Join(modelDir, "ck")
-		if modelErr = hfgen.Write(ck, "llama3", hfgen.Options{Shape: "tiny", Seed: 3}); modelErr != nil {
+		if modelErr = hfgen.Write(ck, "llama3", hfgen.Options{Shape: "tiny", Seed: 3, Config: map[string]any{"max_position_embeddings": 2048}}); modelErr != nil {
 			return
 		}
 		_, modelErr = convert.Convert(context.Background(), ck, convert.Options{Out: filepath.Join(modelDir, "tiny.mlb"), Threads: 1})

@@ -8,12 +8,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/jinja"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -545,5 +549,51 @@ func TestLimits(t *testing.T) {
 		if f := c.Choices[0].FinishReason; f == nil || *f != "length" || c.Usage.CompletionTokens != tc.want(len(prompt)) {
 			t.Errorf("%s: finish %v after %d tokens, want length after %d", tc.name, f, c.Usage.CompletionTokens, tc.want(len(prompt)))
 		}
+	}
+}
+
+// TestChatRealTemplate serves with Qwen2.5's own template (from
+// ../shared/chat-templates; skipped without it) and checks that the
+// messages and tools of the request are what it renders.
+func TestChatRealTemplate(t *testing.T) {
+	src, err := os.ReadFile(testenv.Shared(t, "chat-templates", "templates", "Qwen-Qwen2.5-7B-Instruct.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, tok := tinyModel(t)
+	tok.SetChat(&mlt.Chat{Templates: []mlt.NamedTemplate{{Name: "default", Source: string(src)}}, EOSToken: "<|im_end|>"})
+	s := NewServer(Config{Name: "tiny"})
+	if err := s.Start(m, tok); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ChatError(); err != nil {
+		t.Fatalf("the Qwen2.5 template: %v", err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	const msgs = `[{"role":"system","content":"You are terse."},{"role":"user","content":"Weather in Reykjavik?"}]`
+	const tools = `[{"type":"function","function":{"name":"get_weather","description":"Current weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	body := `{"model":"tiny","max_tokens":3,"temperature":0,"messages":` + msgs + `,"tools":` + tools + `}`
+	resp, b := post(t, hs.URL+"/v1/chat/completions", body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	// The reference: the chat package renders the same JSON.
+	tmpl, err := chat.New("qwen2.5", string(src), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv, _ := jinja.DecodeJSON([]byte(msgs))
+	tv, _ := jinja.DecodeJSON([]byte(tools))
+	text, err := tmpl.Render(mv.([]any), chat.RenderOptions{AddGenerationPrompt: true, Tools: tv.([]any)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, `"name": "get_weather"`) || !strings.HasSuffix(text, "<|im_start|>assistant\n") {
+		t.Fatalf("the reference rendering lacks the tool or the generation prompt:\n%s", text)
+	}
+	if c := decodeCompletion(t, b); c.Usage.PromptTokens != len(chat.Encode(tok, text)) {
+		t.Errorf("prompt_tokens %d, want %d (the messages and tools rendered)", c.Usage.PromptTokens, len(chat.Encode(tok, text)))
 	}
 }
