@@ -771,9 +771,16 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 				return nil, err
 			}
 		case ti.Type.Quantized():
-			q, s, how, err := pr.quantized(ctx, ti, h.ScaleF16 != 0, rule, opt.Threads)
+			var acc *errSums // --report: the error of what this import quantizes
+			if opt.Measure {
+				acc = &errSums{}
+			}
+			q, s, how, err := pr.quantized(ctx, ti, h.ScaleF16 != 0, rule, opt.Threads, acc)
 			if err != nil {
 				return nil, err
+			}
+			if acc != nil && acc.w > 0 { // w stays 0 for copied blocks
+				rep.Errors = append(rep.Errors, tensorError(ti, acc, false))
 			}
 			if how != "" {
 				lossy[how] = append(lossy[how], pr.src.Name)
@@ -804,6 +811,7 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 			fmt.Fprintln(logw, "warning:", s)
 		}
 	}
+	worstFirst(rep.Errors)
 	rep.PeakRSS = peakRSS()
 	if err := w.Close(); err != nil {
 		return nil, err
@@ -931,7 +939,9 @@ func (pr *ggufProd) rowsF32(dst []float32, r0, r1, cols int) error {
 // quantized produces the quants and scales of an output matrix. how is ""
 // when nothing was lost (a copy, or floats quantized with our rules), else
 // what happened.
-func (pr *ggufProd) quantized(ctx context.Context, ti mlb.TensorInfo, f16 bool, rule quantize.Q4Rule, threads int) (q, s []byte, how string, err error) {
+// With acc set it sums the quantization error of the blocks it quantizes
+// (copied blocks are not measured: nothing is lost in them).
+func (pr *ggufProd) quantized(ctx context.Context, ti mlb.TensorInfo, f16 bool, rule quantize.Q4Rule, threads int, acc *errSums) (q, s []byte, how string, err error) {
 	t := pr.src
 	qt := quantize.TypeQ8_0
 	if ti.Type == mlb.Q4_0 {
@@ -971,6 +981,9 @@ func (pr *ggufProd) quantized(ctx context.Context, ti mlb.TensorInfo, f16 bool, 
 		cq, cs, err := quantize.Matrix(qt, x, r1-r0, ti.Cols, qo)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("convert: %w", err)
+		}
+		if acc != nil {
+			acc.add(x, ti.Cols, qt, cq, cs, f16, nil)
 		}
 		q, s = append(q, cq...), append(s, cs...)
 	}

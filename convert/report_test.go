@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/imatrix"
+	"github.com/krafla/krafla/internal/testenv"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/quantize"
 )
@@ -104,4 +106,32 @@ func importanceOf(f *imatrix.File, name string) []float32 {
 	slot := map[string]imatrix.Slot{"wq": imatrix.AttnIn, "wk": imatrix.AttnIn, "wv": imatrix.AttnIn, "wo": imatrix.AttnOut,
 		"w1": imatrix.FFNIn, "w3": imatrix.FFNIn, "w2": imatrix.FFNOut}[rest[strings.IndexByte(rest, '.')+1:]]
 	return f.Importance(l, slot)
+}
+
+// TestStoriesReportBothForms: stories260K converted to Q4_0 from its Hugging
+// Face checkpoint and from its GGUF file (F32 tensors, the same weights) gives
+// the same header, FFN padding included, and the same quantization report.
+func TestStoriesReportBothForms(t *testing.T) {
+	models := testenv.Shared(t, "models")
+	var reps []*Report
+	for _, src := range []string{filepath.Join(models, "stories260K"), filepath.Join(models, "stories260K.gguf")} {
+		rep, err := Convert(context.Background(), src, Options{Out: filepath.Join(t.TempDir(), "s.mlb"), Type: quantize.TypeQ4_0,
+			NoTokenizer: true, Measure: true})
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if rep.Header.TrueHiddenDim != 172 || rep.Header.HiddenDim != 192 {
+			t.Errorf("%s: hidden_dim %d, true_hidden_dim %d; want 192, 172", src, rep.Header.HiddenDim, rep.Header.TrueHiddenDim)
+		}
+		reps = append(reps, rep)
+	}
+	a, b := reps[0].Errors, reps[1].Errors
+	if len(a) != len(b) || len(a) != 36 { // tok_emb and 7 matrices in 5 layers; the classifier is shared
+		t.Fatalf("%d and %d matrices reported, want 36 each", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || math.Abs(a[i].RelRMSE-b[i].RelRMSE) > 1e-12 {
+			t.Errorf("entry %d: checkpoint %s %.6f, GGUF %s %.6f", i, a[i].Name, a[i].RelRMSE, b[i].Name, b[i].RelRMSE)
+		}
+	}
 }

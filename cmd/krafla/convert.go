@@ -194,6 +194,11 @@ func printQuantReport(out io.Writer, es []convert.TensorError, imat string) erro
 	if imat != "" {
 		title = "Quantization error (relative RMSE weighted by the importance of each input in " + imat + ", worst first; * = unweighted)"
 	}
+	if len(es) == 0 {
+		// A GGUF file's Q8_0 and Q4_0 blocks are copied, not quantized again.
+		_, err := fmt.Fprintln(out, "\nQuantization error: no matrix was quantized by this conversion (blocks copied as they are, or an import path that does not measure)")
+		return err
+	}
 	rows := make([][]string, 0, len(es))
 	for _, e := range es {
 		v := fmt.Sprintf("%.5f", e.RelRMSE)
