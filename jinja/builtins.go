@@ -60,7 +60,6 @@ type generator struct {
 	used  bool
 }
 
-func (st *state) items(v any) []any { return st.iterate(v) }
 
 func (st *state) intArg(fname string, v any) int64 {
 	_, i, isInt, ok := number(v)
@@ -253,7 +252,7 @@ func dictFromArgs(st *state, fname string, args []any, kw []kwarg) *Dict {
 		case *Dict:
 			d = src.copy()
 		default:
-			for _, it := range st.items(src) {
+			for _, it := range st.iterate(src) {
 				pair := st.iterate(it)
 				if len(pair) != 2 {
 					st.fail(KindValue, "dictionary update sequence element has length %d; 2 is required", len(pair))
@@ -452,7 +451,7 @@ func filterBatch(st *state, a []any, kw []kwarg) any {
 	}
 	var out []any
 	var cur []any
-	for _, it := range st.items(p[0]) {
+	for _, it := range st.iterate(p[0]) {
 		if len(cur) == n {
 			out = append(out, cur)
 			cur = nil
@@ -490,6 +489,9 @@ func filterDefault(st *state, a []any, kw []kwarg) any {
 func filterDictsort(st *state, a []any, kw []kwarg) any {
 	p := st.bind("dictsort", a, kw, "value", "case_sensitive", "by", "reverse")
 	d, ok := p[0].(*Dict)
+	if u, isU := p[0].(Undefined); isU {
+		st.undefinedError(u)
+	}
 	if !ok {
 		st.fail(KindType, "can only dict sort mappings")
 	}
@@ -553,7 +555,7 @@ func filterEscape(st *state, a []any, kw []kwarg) any {
 }
 
 func filterFirst(st *state, a []any, kw []kwarg) any {
-	items := st.items(st.bind("first", a, kw, "seq")[0])
+	items := st.iterate(st.bind("first", a, kw, "seq")[0])
 	if len(items) == 0 {
 		return Undefined{hint: "no first item, sequence was empty"}
 	}
@@ -648,7 +650,7 @@ func filterItems(st *state, a []any, kw []kwarg) any {
 
 func filterJoin(st *state, a []any, kw []kwarg) any {
 	p := st.bind("join", a, kw, "value", "d", "attribute")
-	items := st.items(p[0])
+	items := st.iterate(p[0])
 	if p[2] != missing && p[2] != nil {
 		get := st.attrGetter(p[2], nil)
 		items = slices.Clone(items)
@@ -693,7 +695,7 @@ func filterLength(st *state, a []any, kw []kwarg) any {
 }
 
 func filterList(st *state, a []any, kw []kwarg) any {
-	return slices.Clone(st.items(st.bind("list", a, kw, "value")[0]))
+	return slices.Clone(st.iterate(st.bind("list", a, kw, "value")[0]))
 }
 
 // attrGetter is jinja2's make_attrgetter: a dotted path, integer parts as
@@ -759,7 +761,7 @@ func filterMap(st *state, a []any, kw []kwarg) any {
 		return &generator{}
 	}
 	var out []any
-	for _, it := range st.items(seq) {
+	for _, it := range st.iterate(seq) {
 		st.step()
 		out = append(out, fn(it))
 	}
@@ -768,7 +770,7 @@ func filterMap(st *state, a []any, kw []kwarg) any {
 
 func (st *state) minMax(fname string, a []any, kw []kwarg, sign int) any {
 	p := st.bind(fname, a, kw, "value", "case_sensitive", "attribute")
-	items := st.items(p[0])
+	items := st.iterate(p[0])
 	if len(items) == 0 {
 		return Undefined{hint: "no aggregated item, sequence was empty"}
 	}
@@ -814,7 +816,7 @@ func selectFilter(fname string, attr, reject bool) func(*state, []any, []kwarg) 
 			return &generator{}
 		}
 		var out []any
-		for _, it := range st.items(seq) {
+		for _, it := range st.iterate(seq) {
 			st.step()
 			if test(trans(it)) != reject {
 				out = append(out, it)
@@ -867,7 +869,7 @@ func filterReverse(st *state, a []any, kw []kwarg) any {
 		slices.Reverse(rs)
 		return sameKind(v, string(rs))
 	}
-	items := slices.Clone(st.items(v))
+	items := slices.Clone(st.iterate(v))
 	slices.Reverse(items)
 	return items
 }
@@ -907,7 +909,7 @@ func filterRound(st *state, a []any, kw []kwarg) any {
 
 func filterSlice(st *state, a []any, kw []kwarg) any {
 	p := st.bind("slice", a, kw, "value", "slices", "fill_with")
-	seq := st.items(p[0])
+	seq := st.iterate(p[0])
 	n := int(st.intArg("slice", p[1]))
 	if n <= 0 {
 		st.fail(KindZeroDiv, "integer division or modulo by zero")
@@ -960,7 +962,7 @@ func filterTruncate(st *state, a []any, kw []kwarg) any {
 
 func filterSort(st *state, a []any, kw []kwarg) any {
 	p := st.bind("sort", a, kw, "value", "reverse", "case_sensitive", "attribute")
-	items := slices.Clone(st.items(p[0]))
+	items := slices.Clone(st.iterate(p[0]))
 	cs := truthy(orDefault(p[2], false))
 	key := func(v any) any { return caseKey(v, cs) }
 	if p[3] != missing && p[3] != nil {
@@ -973,7 +975,7 @@ func filterSort(st *state, a []any, kw []kwarg) any {
 
 func filterSum(st *state, a []any, kw []kwarg) any {
 	p := st.bind("sum", a, kw, "iterable", "attribute", "start")
-	items := st.items(p[0])
+	items := st.iterate(p[0])
 	var total any = orDefault(p[2], int64(0))
 	get := func(v any) any { return v }
 	if p[1] != missing && p[1] != nil {
@@ -1002,7 +1004,7 @@ func filterUnique(st *state, a []any, kw []kwarg) any {
 	}
 	seen := NewDict()
 	var out []any
-	for _, it := range st.items(p[0]) {
+	for _, it := range st.iterate(p[0]) {
 		k := key(it)
 		if _, ok := seen.Get(k); ok {
 			continue
@@ -1031,6 +1033,9 @@ func filterWordcount(st *state, a []any, kw []kwarg) any {
 func filterIndent(st *state, a []any, kw []kwarg) any {
 	p := st.bind("indent", a, kw, "s", "width", "first", "blank")
 	s, ok := asString(p[0])
+	if u, isU := p[0].(Undefined); isU {
+		st.undefinedError(u)
+	}
 	if !ok {
 		st.fail(KindType, "unsupported operand type(s) for +=: '%s' and 'str'", typeName(p[0]))
 	}

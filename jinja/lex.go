@@ -238,16 +238,13 @@ func (l *lexer) afterEnd(minus, plus bool) {
 	case minus:
 		rest := l.src[l.pos:]
 		l.pos += len(rest) - len(lstripSpace(rest))
-	case !plus && !l.inVarEnd():
+	case !plus && !l.inVar: // trim_blocks is for blocks and comments only
 		if l.pos < len(l.src) && l.src[l.pos] == '\n' {
 			l.pos++
 		}
 	}
 	l.lineStarting = l.pos > 0 && l.src[l.pos-1] == '\n'
 }
-
-// inVarEnd is true while closing a {{ }} tag: trim_blocks does not apply there.
-func (l *lexer) inVarEnd() bool { return l.inVar }
 
 var operators = []string{"//", "**", "==", "!=", ">=", "<=", "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}", ">", "<", "=", ".", ":", "|", ",", ";"}
 

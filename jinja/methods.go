@@ -309,7 +309,7 @@ func init() {
 			s, _ := asString(self)
 			p := st.bind("join", args, kw, "iterable")
 			var parts []string
-			for _, it := range st.items(p[0]) {
+			for _, it := range st.iterate(p[0]) {
 				t, ok := asString(it)
 				if !ok {
 					st.fail(KindType, "sequence item %d: expected str instance, %s found", len(parts), typeName(it))

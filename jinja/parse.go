@@ -685,14 +685,9 @@ func (p *parser) parsePrimary() node {
 		return &constNode{base{t.pos}, s}
 	case tInt:
 		p.advance()
-		v, err := strconv.ParseInt(t.val, 0, 64)
+		v, err := strconv.ParseInt(t.val, 0, 64) // the lexer took 0b, 0o, 0x or decimal digits
 		if err != nil {
-			if strings.HasPrefix(t.val, "0") && len(t.val) > 1 && !strings.ContainsAny(t.val, "xXoObB") {
-				v, err = strconv.ParseInt(strings.TrimLeft(t.val, "0"), 10, 64)
-			}
-			if err != nil {
-				p.fail(t.pos, "integer literal out of range")
-			}
+			p.fail(t.pos, "integer literal out of range (ints are 64-bit here)")
 		}
 		return &constNode{base{t.pos}, v}
 	case tFloat:
