@@ -60,7 +60,6 @@ type generator struct {
 	used  bool
 }
 
-
 func (st *state) intArg(fname string, v any) int64 {
 	_, i, isInt, ok := number(v)
 	if !ok || !isInt {
