@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -595,5 +596,82 @@ func TestChatRealTemplate(t *testing.T) {
 	}
 	if c := decodeCompletion(t, b); c.Usage.PromptTokens != len(chat.Encode(tok, text)) {
 		t.Errorf("prompt_tokens %d, want %d (the messages and tools rendered)", c.Usage.PromptTokens, len(chat.Encode(tok, text)))
+	}
+}
+
+// TestLogprobs: greedy draws the most likely token, so each token's logprob
+// is its top alternative's; the first equals the log-softmax of the
+// prompt's last logits, computed here.
+func TestLogprobs(t *testing.T) {
+	s, url := startServer(t, Config{})
+	e := s.eng.Load()
+	prompt := e.tok.Encode("the ice and the fire", false)
+	sess, err := e.m.NewSession(infer.SessionOptions{Ctx: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var want float64
+	err = sess.Eval(prompt, false, func(_ int, l []float32) error {
+		mx, best := math.Inf(-1), 0
+		for i, v := range l {
+			if float64(v) > mx {
+				mx, best = float64(v), i
+			}
+		}
+		var sum float64
+		for _, v := range l {
+			sum += math.Exp(float64(v) - mx)
+		}
+		want = float64(l[best]) - mx - math.Log(sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b := post(t, url+"/v1/chat/completions", map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "x"}},
+		"max_tokens": 1, "temperature": 0, "logprobs": true, "top_logprobs": 3})
+	var chatResp struct {
+		Choices []struct {
+			Logprobs struct {
+				Content []struct {
+					Token       string
+					Logprob     float64
+					Bytes       []int
+					TopLogprobs []struct {
+						Token   string
+						Logprob float64
+					} `json:"top_logprobs"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &chatResp); err != nil || len(chatResp.Choices) != 1 || len(chatResp.Choices[0].Logprobs.Content) != 1 {
+		t.Fatalf("chat logprobs: %s", b)
+	}
+	lp := chatResp.Choices[0].Logprobs.Content[0]
+	if len(lp.TopLogprobs) != 3 || lp.TopLogprobs[0].Logprob != lp.Logprob || lp.TopLogprobs[1].Logprob > lp.TopLogprobs[0].Logprob ||
+		lp.TopLogprobs[2].Logprob > lp.TopLogprobs[1].Logprob || lp.Logprob > 0 || len(lp.Bytes) != len(lp.Token) {
+		t.Errorf("chat logprobs %+v: want 3 alternatives in decreasing order, the first the token drawn", lp)
+	}
+	_, b = post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 2})
+	var comp struct {
+		Choices []struct {
+			Logprobs struct {
+				Tokens        []string
+				TokenLogprobs []float64            `json:"token_logprobs"`
+				TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &comp); err != nil || len(comp.Choices) != 1 || len(comp.Choices[0].Logprobs.TokenLogprobs) != 1 {
+		t.Fatalf("completion logprobs: %s", b)
+	}
+	l := comp.Choices[0].Logprobs
+	if got := l.TokenLogprobs[0]; math.Abs(got-want) > 1e-9 {
+		t.Errorf("logprob %v, want %v (log-softmax of the logits)", got, want)
+	}
+	if len(l.TopLogprobs[0]) != 2 || l.TopLogprobs[0][l.Tokens[0]] != l.TokenLogprobs[0] {
+		t.Errorf("top_logprobs %v: want 2 alternatives including the token %q drawn", l.TopLogprobs, l.Tokens[0])
 	}
 }
