@@ -1,6 +1,7 @@
 package mlt
 
 import (
+	"fmt"
 	"slices"
 	"unicode/utf8"
 )
@@ -79,8 +80,12 @@ func (d *StreamDecoder) appendToken(dst []byte, id int) []byte {
 		return dst
 	}
 	if tok.Attr == AttrByte {
-		d.pending = append(d.pending, tok.Bytes[0])
-		return dst
+		if t.Pipeline == nil || t.Pipeline.DecodeBytes {
+			d.pending = append(d.pending, tok.Bytes[0])
+			return dst
+		}
+		// No ByteFallback decoder: the token is its text.
+		b = fmt.Appendf(nil, "<0x%02X>", tok.Bytes[0])
 	}
 	dst = d.flushBytes(dst)
 	start := len(dst)

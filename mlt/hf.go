@@ -311,11 +311,11 @@ func fromHFPipeline(f *hfFile, cfg *hfConfig) (*Tokenizer, error) {
 			return nil, unsupported("decoder %s (a byte-level tokenizer needs ByteLevel)", describe(f.Decoder))
 		}
 	} else {
-		strip, err := hfKind1Decoder(f.Decoder)
+		strip, bytes, err := hfKind1Decoder(f.Decoder)
 		if err != nil {
 			return nil, err
 		}
-		pl.DecodeStrip = strip
+		pl.DecodeStrip, pl.DecodeBytes = strip, bytes
 		pl.FuseUnk = f.Model.FuseUnk
 	}
 	for _, a := range f.AddedTokens {
@@ -448,10 +448,34 @@ func hfPreTokenizer(p *hfComp) ([]Step, error) {
 	return nil, unsupported("pre_tokenizer %s", describe(p))
 }
 
-// hfKind1Decoder checks that a kind 1 decoder is Replace(▁→' '), ByteFallback,
-// Fuse and optionally Strip(' ', 1, 0), and returns the strip count.
-func hfKind1Decoder(d *hfComp) (uint8, error) {
+// hfKind1Decoder maps a kind 1 decoder: Sequence[Replace(▁→' '), ByteFallback,
+// Fuse] with an optional Strip(' ', 1, 0), or a Metaspace(▁) decoder, alone or
+// after ByteFallback (and Fuse). It returns the strip count and whether byte
+// tokens decode to bytes.
+func hfKind1Decoder(d *hfComp) (strip uint8, bytes bool, err error) {
 	dec := flatten(d)
+	if n := len(dec); n > 0 && dec[n-1].Type == "Metaspace" {
+		m := dec[n-1]
+		ok := isStr(m.Replacement, "▁") || m.Replacement == nil
+		switch n {
+		case 1:
+		case 2:
+			ok = ok && dec[0].Type == "ByteFallback"
+		case 3:
+			ok = ok && dec[0].Type == "ByteFallback" && dec[1].Type == "Fuse"
+		default:
+			ok = false
+		}
+		if ok {
+			// The first token loses its leading space unless the scheme is
+			// never (older files: add_prefix_space).
+			strip := uint8(1)
+			if isStr(m.PrependScheme, "never") || m.PrependScheme == nil && m.AddPrefixSpace != nil && !*m.AddPrefixSpace {
+				strip = 0
+			}
+			return strip, n > 1, nil
+		}
+	}
 	ok := len(dec) == 3 || len(dec) == 4
 	for i := 0; ok && i < len(dec); i++ {
 		c := dec[i]
@@ -467,9 +491,9 @@ func hfKind1Decoder(d *hfComp) (uint8, error) {
 		}
 	}
 	if !ok {
-		return 0, unsupported("decoder %s (kind 1 decodes as Sequence[Replace(▁→' '), ByteFallback, Fuse] with an optional Strip(' ', 1, 0))", describe(d))
+		return 0, false, unsupported("decoder %s (kind 1 decodes as Sequence[Replace(▁→' '), ByteFallback, Fuse] with an optional Strip(' ', 1, 0), or as Metaspace(▁) alone or after ByteFallback)", describe(d))
 	}
-	return uint8(len(dec) - 3), nil
+	return uint8(len(dec) - 3), true, nil
 }
 
 // mapPipelineTokens sets the pipeline's unk and the added tokens' options.

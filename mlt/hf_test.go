@@ -184,7 +184,7 @@ func TestFromHFRefusals(t *testing.T) {
 		{"ligature fold", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`(?i:fi)|.`), byteLevelNoRegex) }, "ligature"},
 		{"dot-all option", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(split(`(?m:.)`), byteLevelNoRegex) }, "inline options"},
 		{"split after ByteLevel", byteLevelJSON, func(j jsonObj) { j["pre_tokenizer"] = seqPre(byteLevelNoRegex, split(`\s+`)) }, "after ByteLevel"},
-		{"metaspace decoder", sentencePieceJSON, func(j jsonObj) { j["decoder"] = jsonObj{"type": "Metaspace", "replacement": "▁"} }, "decoder Metaspace"},
+		{"metaspace decoder with another replacement", sentencePieceJSON, func(j jsonObj) { j["decoder"] = jsonObj{"type": "Metaspace", "replacement": "_"} }, "decoder Metaspace"},
 		{"no decoder", byteLevelJSON, func(j jsonObj) { j["decoder"] = nil }, "decoder"},
 		{"unigram", byteLevelJSON, func(j jsonObj) { j["model"].(jsonObj)["type"] = "Unigram" }, `model type "Unigram"`},
 		{"id at the vocab limit", byteLevelJSON, func(j jsonObj) {

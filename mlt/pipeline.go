@@ -41,8 +41,13 @@ type Pipeline struct {
 	// FuseUnk joins consecutive unknown characters of a pre-token into one Unk.
 	FuseUnk bool
 	// DecodeStrip is, for kind 1, how many leading spaces the decoder removes
-	// from the whole text (the Strip decoder's start, 0 or 1). Kind 2: 0.
+	// from the whole text (the Strip decoder's start, or a Metaspace decoder
+	// whose prepend_scheme is not never; 0 or 1). Kind 2: 0.
 	DecodeStrip uint8
+	// DecodeBytes is, for kind 1, whether byte tokens decode to their bytes
+	// (a ByteFallback decoder); without it they decode to their text <0xXX>
+	// (a Metaspace decoder alone). Kind 2: false.
+	DecodeBytes bool
 }
 
 // AddedOptions are an added token's options, as tokenizer.json names them.
@@ -310,6 +315,7 @@ func parsePipelineSection(t *Tokenizer, version uint32, p []byte, off int64) err
 	pl.Unk = int32(r.u32("unk"))
 	pl.FuseUnk = r.bool("fuse_unk")
 	pl.DecodeStrip = r.u8("decode_strip")
+	pl.DecodeBytes = r.bool("decode_bytes")
 	n := r.count("added-token count", 1, MaxVocab)
 	if r.err == nil {
 		pl.Added = make([]AddedOptions, n)
@@ -382,6 +388,7 @@ func appendPipelineSection(t *Tokenizer, b []byte) []byte {
 	b = le.AppendUint32(b, uint32(pl.Unk))
 	b = appendBool(b, pl.FuseUnk)
 	b = append(b, pl.DecodeStrip)
+	b = appendBool(b, pl.DecodeBytes)
 	b = le.AppendUint32(b, uint32(len(pl.Added)))
 	for _, o := range pl.Added {
 		b = append(b, byte(o))
@@ -446,8 +453,8 @@ func (t *Tokenizer) validatePipeline() error {
 		if byteLevel != len(pl.PreTokenizers)-1 || byteLevel < 0 {
 			return formatErr(off, "pipeline of a byte-level tokenizer (kind 2) must end with its one ByteLevel pre-tokenizer")
 		}
-		if pl.Unk != -1 || pl.FuseUnk || pl.DecodeStrip != 0 {
-			return formatErr(off, "pipeline unk, fuse_unk and decode_strip are for kind 1; a byte-level tokenizer has -1, 0, 0")
+		if pl.Unk != -1 || pl.FuseUnk || pl.DecodeStrip != 0 || pl.DecodeBytes {
+			return formatErr(off, "pipeline unk, fuse_unk, decode_strip and decode_bytes are for kind 1; a byte-level tokenizer has -1, 0, 0, 0")
 		}
 	case KindSentencePiece:
 		if byteLevel >= 0 {

@@ -151,7 +151,7 @@ func smallSentencePiecePipeline() *Tokenizer {
 		Normalizers:   []Step{{Op: OpReplace, Pattern: " ", Content: "▁"}},
 		PreTokenizers: []Step{{Op: OpMetaspace, Pattern: "▁", Prepend: PrependAlways}},
 		Added:         []AddedOptions{AddedRStrip | AddedSingleWord | AddedSpecial},
-		Unk:           257, FuseUnk: true, DecodeStrip: 1,
+		Unk:           257, FuseUnk: true, DecodeStrip: 1, DecodeBytes: true,
 	}
 	return t
 }

@@ -74,12 +74,13 @@ type mltPipeJSON struct {
 	Unk           int32          `json:"unk"`
 	FuseUnk       bool           `json:"fuse_unk"`
 	DecodeStrip   uint8          `json:"decode_strip"`
+	DecodeBytes   bool           `json:"decode_bytes"`
 	AddedOptions  map[string]int `json:"added_options"`
 }
 
 func pipelineJSON(p *mlt.Pipeline) *mltPipeJSON {
 	j := &mltPipeJSON{Normalizers: []string{}, PreTokenizers: []string{}, Unk: p.Unk, FuseUnk: p.FuseUnk,
-		DecodeStrip: p.DecodeStrip, AddedOptions: map[string]int{}}
+		DecodeStrip: p.DecodeStrip, DecodeBytes: p.DecodeBytes, AddedOptions: map[string]int{}}
 	for _, s := range p.Normalizers {
 		j.Normalizers = append(j.Normalizers, s.String())
 	}
@@ -238,7 +239,12 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		fmt.Fprintf(out, "  normalizers  %s\n", none(p.Normalizers))
 		fmt.Fprintf(out, "  pre-tokens   %s\n", none(p.PreTokenizers))
 		if t.Kind == mlt.KindSentencePiece {
-			fmt.Fprintf(out, "  unk          %s (fuse_unk %v), decoder strips %d leading space(s)\n", name(p.Unk), p.FuseUnk, p.DecodeStrip)
+			bytes := "byte tokens as bytes"
+			if !p.DecodeBytes {
+				bytes = "byte tokens as their <0xXX> text"
+			}
+			fmt.Fprintf(out, "  unk          %s (fuse_unk %v)\n", name(p.Unk), p.FuseUnk)
+			fmt.Fprintf(out, "  decoder      strips %d leading space(s), %s\n", p.DecodeStrip, bytes)
 		}
 		opts := make([]string, 0, len(p.AddedOptions))
 		for _, k := range []string{"special", "normalized", "lstrip", "rstrip", "single_word"} {

@@ -165,6 +165,13 @@ const variants = {
   sp_metaspace_always_split: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('always', true); j.decoder.decoders.push(strip); }),
   sp_metaspace_first_split: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('first', true); j.decoder.decoders.push(strip); }),
   sp_metaspace_never: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('never', false); }),
+  sp_metaspace_decoder: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('first', false); j.decoder = metaspace('first', false); }),
+  sp_metaspace_decoder_always: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('always', true); j.decoder = metaspace('always', true); }),
+  sp_metaspace_decoder_never: sentencePieceTok(j => { j.normalizer = null; j.pre_tokenizer = metaspace('never', false); j.decoder = metaspace('never', false); }),
+  sp_bytefallback_metaspace_decoder: sentencePieceTok(j => {
+    j.normalizer = null; j.pre_tokenizer = metaspace('first', false);
+    j.decoder = { type: 'Sequence', decoders: [{ type: 'ByteFallback' }, metaspace('first', false)] };
+  }),
   sp_missing_bytes_unk: sentencePieceTok(j => {}, [0x09, 0xE2, 0x98]),
   sp_missing_bytes_nofuse: sentencePieceTok(j => { j.model.fuse_unk = false; }, [0x09, 0xE2, 0x98]),
   sp_missing_bytes_no_unk: sentencePieceTok(j => {}, [0x09, 0xE2, 0x98], false),
