@@ -145,68 +145,30 @@ func (d *decoder) array(e ValueType, n, depth int) (Value, error) {
 		case TypeUint8:
 			s = append([]uint8(nil), p...)
 		case TypeInt8:
-			v := make([]int8, n)
-			for i := range v {
-				v[i] = int8(p[i])
-			}
-			s = v
+			s = decodeSlice(p, 1, func(b []byte) int8 { return int8(b[0]) })
 		case TypeBool:
-			v := make([]bool, n)
-			for i := range v {
-				if p[i] > 1 {
-					return Value{}, formatErr(int64(d.off-n+i), "bool element %d is %d, neither 0 nor 1", i, p[i])
+			for i, x := range p {
+				if x > 1 {
+					return Value{}, formatErr(int64(d.off-n+i), "bool element %d is %d, neither 0 nor 1", i, x)
 				}
-				v[i] = p[i] == 1
 			}
-			s = v
+			s = decodeSlice(p, 1, func(b []byte) bool { return b[0] == 1 })
 		case TypeUint16:
-			v := make([]uint16, n)
-			for i := range v {
-				v[i] = le.Uint16(p[2*i:])
-			}
-			s = v
+			s = decodeSlice(p, 2, le.Uint16)
 		case TypeInt16:
-			v := make([]int16, n)
-			for i := range v {
-				v[i] = int16(le.Uint16(p[2*i:]))
-			}
-			s = v
+			s = decodeSlice(p, 2, func(b []byte) int16 { return int16(le.Uint16(b)) })
 		case TypeUint32:
-			v := make([]uint32, n)
-			for i := range v {
-				v[i] = le.Uint32(p[4*i:])
-			}
-			s = v
+			s = decodeSlice(p, 4, le.Uint32)
 		case TypeInt32:
-			v := make([]int32, n)
-			for i := range v {
-				v[i] = int32(le.Uint32(p[4*i:]))
-			}
-			s = v
+			s = decodeSlice(p, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
 		case TypeFloat32:
-			v := make([]float32, n)
-			for i := range v {
-				v[i] = math.Float32frombits(le.Uint32(p[4*i:]))
-			}
-			s = v
+			s = decodeSlice(p, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
 		case TypeUint64:
-			v := make([]uint64, n)
-			for i := range v {
-				v[i] = le.Uint64(p[8*i:])
-			}
-			s = v
+			s = decodeSlice(p, 8, le.Uint64)
 		case TypeInt64:
-			v := make([]int64, n)
-			for i := range v {
-				v[i] = int64(le.Uint64(p[8*i:]))
-			}
-			s = v
+			s = decodeSlice(p, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
 		case TypeFloat64:
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = math.Float64frombits(le.Uint64(p[8*i:]))
-			}
-			s = v
+			s = decodeSlice(p, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
 		}
 		return Value{Type: TypeArray, Elem: e, v: s}, nil
 	}
@@ -230,4 +192,13 @@ func (d *decoder) array(e ValueType, n, depth int) (Value, error) {
 		v[i] = x
 	}
 	return Value{Type: TypeArray, Elem: TypeArray, v: v}, nil
+}
+
+// decodeSlice decodes len(p)/size elements of size bytes each.
+func decodeSlice[T any](p []byte, size int, f func([]byte) T) []T {
+	v := make([]T, len(p)/size)
+	for i := range v {
+		v[i] = f(p[i*size:])
+	}
+	return v
 }
