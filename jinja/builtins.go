@@ -371,26 +371,17 @@ func isSequence(v any) bool {
 	return false
 }
 
-func isLowerPy(s string) bool {
-	cased := false
-	for _, r := range s {
-		if unicode.IsUpper(r) || unicode.IsTitle(r) {
-			return false
-		}
-		if unicode.IsLower(r) {
-			cased = true
-		}
-	}
-	return cased
-}
+func isLowerPy(s string) bool { return allCased(s, unicode.IsLower) }
+func isUpperPy(s string) bool { return allCased(s, unicode.IsUpper) }
 
-func isUpperPy(s string) bool {
+// allCased is str.islower/isupper: some cased character, and every cased one is.
+func allCased(s string, is func(rune) bool) bool {
 	cased := false
 	for _, r := range s {
-		if unicode.IsLower(r) || unicode.IsTitle(r) {
-			return false
-		}
-		if unicode.IsUpper(r) {
+		if isCased(r) {
+			if !is(r) {
+				return false
+			}
 			cased = true
 		}
 	}

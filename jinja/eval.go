@@ -675,17 +675,23 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 	return st.capture(m.body, fr)
 }
 
+// evalArgs evaluates a filter's or test's arguments, the value first.
+func (st *state) evalArgs(v any, args []node, kwNames []string, kwVals []node, f *frame) ([]any, []kwarg) {
+	vals := make([]any, 0, len(args)+1)
+	vals = append(vals, v)
+	for _, a := range args {
+		vals = append(vals, st.eval(a, f))
+	}
+	kw := make([]kwarg, len(kwNames))
+	for i, name := range kwNames {
+		kw[i] = kwarg{name, st.eval(kwVals[i], f)}
+	}
+	return vals, kw
+}
+
 func (st *state) applyFilters(fs []*filterNode, v any, f *frame) any {
 	for _, fn := range fs {
-		args := make([]any, 0, len(fn.args)+1)
-		args = append(args, v)
-		for _, a := range fn.args {
-			args = append(args, st.eval(a, f))
-		}
-		kw := make([]kwarg, len(fn.kwNames))
-		for i, name := range fn.kwNames {
-			kw[i] = kwarg{name, st.eval(fn.kwVals[i], f)}
-		}
+		args, kw := st.evalArgs(v, fn.args, fn.kwNames, fn.kwVals, f)
 		st.pos = fn.pos
 		flt, ok := filters[fn.name]
 		if !ok {
@@ -698,15 +704,7 @@ func (st *state) applyFilters(fs []*filterNode, v any, f *frame) any {
 }
 
 func (st *state) evalTest(n *testNode, f *frame) any {
-	v := st.eval(n.arg, f)
-	args := []any{v}
-	for _, a := range n.args {
-		args = append(args, st.eval(a, f))
-	}
-	kw := make([]kwarg, len(n.kwNames))
-	for i, name := range n.kwNames {
-		kw[i] = kwarg{name, st.eval(n.kwVals[i], f)}
-	}
+	args, kw := st.evalArgs(st.eval(n.arg, f), n.args, n.kwNames, n.kwVals, f)
 	st.pos = n.pos
 	t, ok := tests[n.name]
 	if !ok {

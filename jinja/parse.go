@@ -1,6 +1,7 @@
 package jinja
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -529,25 +530,20 @@ func (p *parser) parseExpr(condexpr bool) node {
 	return e
 }
 
-func (p *parser) parseOr() node {
-	e := p.parseAnd()
-	for p.isName("or") {
-		pos := p.cur.pos
+// binary: next (op next)*, left-associative; ops are operator tokens, or
+// the names "and" and "or".
+func (p *parser) binary(next func() node, ops ...string) node {
+	e := next()
+	for (p.cur.kind == tOp || p.cur.kind == tName) && slices.Contains(ops, p.cur.val) {
+		t := p.cur
 		p.advance()
-		e = &binNode{base{pos}, "or", e, p.parseAnd()}
+		e = &binNode{base{t.pos}, t.val, e, next()}
 	}
 	return e
 }
 
-func (p *parser) parseAnd() node {
-	e := p.parseNot()
-	for p.isName("and") {
-		pos := p.cur.pos
-		p.advance()
-		e = &binNode{base{pos}, "and", e, p.parseNot()}
-	}
-	return e
-}
+func (p *parser) parseOr() node  { return p.binary(p.parseAnd, "or") }
+func (p *parser) parseAnd() node { return p.binary(p.parseNot, "and") }
 
 func (p *parser) parseNot() node {
 	if p.isName("not") {
@@ -589,48 +585,16 @@ func (p *parser) parseCompare() node {
 }
 
 // math1: concat (("+" | "-") concat)*
-func (p *parser) parseMath1() node {
-	e := p.parseConcat()
-	for p.isOp("+") || p.isOp("-") {
-		t := p.cur
-		p.advance()
-		e = &binNode{base{t.pos}, t.val, e, p.parseConcat()}
-	}
-	return e
-}
+func (p *parser) parseMath1() node { return p.binary(p.parseConcat, "+", "-") }
 
 // concat: math2 ("~" math2)*
-func (p *parser) parseConcat() node {
-	e := p.parseMath2()
-	for p.isOp("~") {
-		t := p.cur
-		p.advance()
-		e = &binNode{base{t.pos}, "~", e, p.parseMath2()}
-	}
-	return e
-}
+func (p *parser) parseConcat() node { return p.binary(p.parseMath2, "~") }
 
 // math2: pow (("*" | "/" | "//" | "%") pow)*
-func (p *parser) parseMath2() node {
-	e := p.parsePow()
-	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") {
-		t := p.cur
-		p.advance()
-		e = &binNode{base{t.pos}, t.val, e, p.parsePow()}
-	}
-	return e
-}
+func (p *parser) parseMath2() node { return p.binary(p.parsePow, "*", "/", "//", "%") }
 
 // pow: unary ("**" unary)*
-func (p *parser) parsePow() node {
-	e := p.parseUnary(true)
-	for p.isOp("**") {
-		t := p.cur
-		p.advance()
-		e = &binNode{base{t.pos}, "**", e, p.parseUnary(true)}
-	}
-	return e
-}
+func (p *parser) parsePow() node { return p.binary(func() node { return p.parseUnary(true) }, "**") }
 
 // unary: ("-" | "+") unary(no filters) | primary postfix; then filters and tests
 func (p *parser) parseUnary(withFilter bool) node {

@@ -666,15 +666,7 @@ func fromGo(v any, depth int) (any, error) {
 	case json.Number:
 		return jsonNumber(x)
 	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			c, err := fromGo(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = c
-		}
-		return l, nil
+		return fromGoAll(x, depth)
 	case []string:
 		l := make([]any, len(x))
 		for i, e := range x {
@@ -682,15 +674,8 @@ func fromGo(v any, depth int) (any, error) {
 		}
 		return l, nil
 	case Tuple:
-		l := make(Tuple, len(x))
-		for i, e := range x {
-			c, err := fromGo(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = c
-		}
-		return l, nil
+		l, err := fromGoAll(x, depth)
+		return Tuple(l), err
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -718,4 +703,16 @@ func fromGo(v any, depth int) (any, error) {
 		return d, nil
 	}
 	return nil, fmt.Errorf("unsupported Go type %T", v)
+}
+
+func fromGoAll(x []any, depth int) ([]any, error) {
+	l := make([]any, len(x))
+	for i, e := range x {
+		c, err := fromGo(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		l[i] = c
+	}
+	return l, nil
 }
