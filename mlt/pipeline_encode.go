@@ -120,7 +120,7 @@ func (f charSplitter) matches(s string, out []span, _ *pipeScratch) []span {
 
 // fastPatterns are the regexes with a hand-written scanner, by exact text.
 var fastPatterns = map[string]pattern{
-	regexLlama3: patLlama3, regexQwen2: patQwen2, regexQwen35: patQwen35, regexGPT2: patGPT2,
+	regexLlama3: patLlama3, regexQwen2: patQwen2, regexQwen35: patQwen35, regexGPT2: patGPT2, regexO200k: patO200k,
 }
 
 // generalOnly makes newSplitter skip the scanners (the equivalence tests and benchmarks).

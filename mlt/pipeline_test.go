@@ -307,7 +307,7 @@ func TestGeneralPathConformance(t *testing.T) {
 // Split regex has a hand-written scanner (one of the four, chosen by which)
 // and with the same tokenizer on the general path (regexp2): the ids agree.
 func FuzzGeneralVsScanners(f *testing.F) {
-	res := []string{regexLlama3, regexQwen2, regexQwen35, regexGPT2}
+	res := []string{regexLlama3, regexQwen2, regexQwen35, regexGPT2, regexO200k}
 	fast := make([]*Tokenizer, len(res))
 	general := make([]*Tokenizer, len(res))
 	for i, re := range res {

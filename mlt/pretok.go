@@ -18,6 +18,7 @@ import (
 //	Qwen 2 (flag 16):   the same with \p{N} instead of \p{N}{1,3}
 //	Qwen 3.5 (256):     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //	GPT-2 (flag 32):    's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//	o200k (no flag; a pipeline Split with its exact text): pretok_o200k.go
 //
 // Character classes follow Go's unicode package: \p{L} unicode.IsLetter,
 // \p{N} unicode.IsNumber, \p{M} unicode.IsMark, \s unicode.IsSpace (the
@@ -77,6 +78,7 @@ const (
 	patQwen2                 // Llama 3 with single digits
 	patQwen35                // Qwen 2 with [\p{L}\p{M}]+ letters
 	patGPT2
+	patO200k // o200k (pretok_o200k.go); no flag selects it, only a pipeline Split
 )
 
 // patternFor maps the header flags to the regex: flag 256 selects Qwen 3.5,
@@ -95,8 +97,11 @@ func patternFor(flags uint32) pattern {
 
 // next returns the end of the pre-token starting at s[i:], i < len(s).
 func (p pattern) next(s string, i int) int {
-	if p == patGPT2 {
+	switch p {
+	case patGPT2:
 		return nextGPT2(s, i)
+	case patO200k:
+		return nextO200k(s, i)
 	}
 	return nextLlama3(s, i, p)
 }

@@ -28,7 +28,7 @@ const (
 const foldedContractions = `(?:'[sSſ]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`
 
 func folded(re string) string {
-	return strings.Replace(re, `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, foldedContractions, 1)
+	return strings.ReplaceAll(re, `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, foldedContractions)
 }
 
 var patterns = []struct {
@@ -40,6 +40,7 @@ var patterns = []struct {
 	{"qwen2", patQwen2, reQwen2},
 	{"qwen35", patQwen35, reQwen35},
 	{"gpt2", patGPT2, reGPT2},
+	{"o200k", patO200k, regexO200k},
 }
 
 var refCache = map[string]*regexp2.Regexp{}
@@ -222,3 +223,4 @@ func FuzzPretokLlama3(f *testing.F) { fuzzPattern(f, patLlama3, reLlama3) }
 func FuzzPretokQwen2(f *testing.F)  { fuzzPattern(f, patQwen2, reQwen2) }
 func FuzzPretokQwen35(f *testing.F) { fuzzPattern(f, patQwen35, reQwen35) }
 func FuzzPretokGPT2(f *testing.F)   { fuzzPattern(f, patGPT2, reGPT2) }
+func FuzzPretokO200k(f *testing.F)  { fuzzPattern(f, patO200k, regexO200k) }
