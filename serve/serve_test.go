@@ -553,17 +553,22 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// TestChatRealTemplate serves with Qwen2.5's own template (from
+// TestChatRealTemplate serves with Qwen2.5's own template file (from
 // ../shared/chat-templates; skipped without it) and checks that the
 // messages and tools of the request are what it renders.
 func TestChatRealTemplate(t *testing.T) {
-	src, err := os.ReadFile(testenv.Shared(t, "chat-templates", "templates", "Qwen-Qwen2.5-7B-Instruct.jinja"))
+	path := testenv.Shared(t, "chat-templates", "templates", "Qwen-Qwen2.5-7B-Instruct.jinja")
+	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, tok := tinyModel(t)
-	tok.SetChat(&mlt.Chat{Templates: []mlt.NamedTemplate{{Name: "default", Source: string(src)}}, EOSToken: "<|im_end|>"})
-	s := NewServer(Config{Name: "tiny"})
+	for _, cfg := range []Config{{Name: "tiny", TemplateFile: path + ".missing"}, {Name: "tiny", Template: "missing"}} {
+		if err := NewServer(cfg).Start(m, tok); err == nil {
+			t.Errorf("Start with %+v: got no error, want the missing template reported", cfg)
+		}
+	}
+	s := NewServer(Config{Name: "tiny", TemplateFile: path})
 	if err := s.Start(m, tok); err != nil {
 		t.Fatal(err)
 	}

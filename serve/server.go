@@ -33,6 +33,7 @@ type Config struct {
 	BodyTimeout  time.Duration // time to read a request body; 0: 30 s
 	WriteTimeout time.Duration // time to write one response or stream event; 0: 30 s
 	Template     string        // the chat template's name in the tokenizer; "": the default
+	TemplateFile string        // a chat template file (chat.Load) used instead of the tokenizer's
 	Log          io.Writer     // one line per request and the server's events; nil: discard
 }
 
@@ -125,10 +126,14 @@ func (s *Server) Start(m *infer.Model, tok *mlt.Tokenizer) error {
 		e.stopIDs[id] = true
 		e.chatIDs[id] = true
 	}
-	e.chat, e.chatErr = chat.FromTokenizer(tok, s.cfg.Template)
-	if e.chatErr != nil && s.cfg.Template != "" {
-		// A template asked for by name must be there; without a name, a
-		// model without one serves completions only.
+	if s.cfg.TemplateFile != "" {
+		e.chat, e.chatErr = chat.Load(s.cfg.TemplateFile, tok)
+	} else {
+		e.chat, e.chatErr = chat.FromTokenizer(tok, s.cfg.Template)
+	}
+	if e.chatErr != nil && (s.cfg.Template != "" || s.cfg.TemplateFile != "") {
+		// A template asked for must be there; a model without one, when
+		// none was asked for, serves completions only.
 		sched.close()
 		return e.chatErr
 	}

@@ -24,16 +24,17 @@ func init() { addCommand(newServeCmd) }
 
 type serveOptions struct {
 	modelOptions
-	Host     string
-	Port     int
-	Parallel int
-	Queue    int
-	APIKey   string
-	Name     string
-	Template string
-	Timeout  time.Duration
-	Grace    time.Duration
-	NoHuge   bool
+	Host         string
+	Port         int
+	Parallel     int
+	Queue        int
+	APIKey       string
+	Name         string
+	Template     string
+	TemplateFile string
+	Timeout      time.Duration
+	Grace        time.Duration
+	NoHuge       bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -111,7 +112,8 @@ requests finish within --grace, and exits 0.`,
 	f.IntVar(&o.Queue, "queue", 64, "requests that may wait for a slot before the server answers 503")
 	f.StringVar(&o.APIKey, "api-key", "", "require this key (Authorization: Bearer KEY); default $KRAFLA_API_KEY, none when unset")
 	f.StringVar(&o.Name, "name", "", "the model id clients name (default: MODEL's file name without the extension)")
-	f.StringVar(&o.Template, "chat-template", "", "the tokenizer's chat template to use by name (default: its default one)")
+	f.StringVar(&o.TemplateFile, "template", "", "chat template FILE: a .jinja file, or a tokenizer_config.json / chat_template.json (default: the tokenizer's)")
+	f.StringVar(&o.Template, "template-name", "", "which of the tokenizer's named templates (e.g. tool_use; default: the default one)")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "generation deadline of a request (it then ends with finish_reason length)")
 	f.DurationVar(&o.Grace, "grace", 30*time.Second, "on SIGTERM, how long running requests may take to finish")
 	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages")
@@ -128,7 +130,7 @@ func runServe(ctx context.Context, path string, o serveOptions, errOut io.Writer
 	}
 	return serve.Run(ctx, serve.RunConfig{
 		Config: serve.Config{Name: o.Name, Ctx: o.Ctx, Parallel: o.Parallel, Threads: o.Threads, Queue: o.Queue,
-			APIKey: o.APIKey, Timeout: o.Timeout, Template: o.Template, Log: errOut},
+			APIKey: o.APIKey, Timeout: o.Timeout, Template: o.Template, TemplateFile: o.TemplateFile, Log: errOut},
 		Addr:  addr,
 		Grace: o.Grace,
 		Load: func() (*infer.Model, *mlt.Tokenizer, error) {
