@@ -129,3 +129,19 @@ func TestREPLPiped(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLOverflowNotice: when older turns are dropped the REPL says so.
+func TestREPLOverflowNotice(t *testing.T) {
+	m, tok := tinyChatModel(t, "qwen2")
+	c := newConv(t, m, tok, 160, infer.SamplerOptions{}, 8)
+	c.System = "sys"
+	long := strings.Repeat("lava ", 6)
+	in := &lines{l: []string{"1 " + long, "2 " + long, "3 " + long, "4 " + long, "5 " + long}}
+	var out, info bytes.Buffer
+	if err := (&REPL{Conv: c, In: in, Out: &out, Info: &info}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.String(), "dropped the 2 oldest messages; the system message stays") {
+		t.Errorf("no notice of the dropped turns in %q", info.String())
+	}
+}
