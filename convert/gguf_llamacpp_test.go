@@ -14,7 +14,9 @@ import (
 	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlt"
+	"github.com/krafla/krafla/quantize"
 )
 
 // llamaRun is what scripts/llamacpp/greedy.mjs prints: llama.cpp's greedy
@@ -207,17 +209,22 @@ func TestLlamaCppLive(t *testing.T) {
 		}
 		cases = append(cases, tc{"stories260K", out})
 	}
-	for _, arch := range []string{"llama", "llama3", "llama-linear", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"} {
+	archs := []string{"llama", "llama3", "llama-linear", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"}
+	for i, arch := range append(archs, "llama", "qwen3") {
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "ck")
 		if err := hfgen.Write(ck, arch, hfgen.Options{Seed: 5}); err != nil {
 			t.Fatal(err)
 		}
-		out := filepath.Join(dir, arch+".mlb")
-		if _, err := Convert(context.Background(), ck, Options{Out: out, F16Scales: true}); err != nil {
+		opt, name := Options{F16Scales: true}, arch
+		if i >= len(archs) { // Q4_0 blocks, with the embedding in Q8_0
+			opt.Type, opt.Q8Mask, name = quantize.TypeQ4_0, mlb.MaskTokEmb, arch+"-q4_0"
+		}
+		opt.Out = filepath.Join(dir, name+".mlb")
+		if _, err := Convert(context.Background(), ck, opt); err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, tc{arch, out})
+		cases = append(cases, tc{name, opt.Out})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

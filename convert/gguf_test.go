@@ -396,3 +396,38 @@ func TestLlama3Factors(t *testing.T) {
 		t.Errorf("recovered %v %v %v %v %v", fa, lo, hi, orig, ok)
 	}
 }
+
+// TestGGUFQ8Minus128: ggml allows a Q8_0 quant of -128, the .mlb format does
+// not; the import sets it to -127 and says which tensor lost precision.
+func TestGGUFQ8Minus128(t *testing.T) {
+	in := synthMLB(t, "llama", Options{})
+	dir := filepath.Dir(in)
+	g, bad := filepath.Join(dir, "m.gguf"), filepath.Join(dir, "bad.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rewriteGGUF(t, g, bad, func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		for i := range ts {
+			if ts[i].Name == "blk.1.attn_v.weight" {
+				data[i][2+5] = 0x80 // block 0, quant 5
+			}
+		}
+		return kvs, ts, data
+	})
+	var log bytes.Buffer
+	out := filepath.Join(dir, "fixed.mlb")
+	if _, err := ConvertGGUF(context.Background(), bad, Options{Out: out, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "lost precision: 1 tensors Q8_0 with quants of -128 (1, set to -127") || !strings.Contains(log.String(), "blk.1.attn_v.weight") {
+		t.Errorf("log %q lacks the -128 line", log.String())
+	}
+	f, err := mlb.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if q := f.Tensor("blk.1.wv").Q8()[5]; q != -127 {
+		t.Errorf("quant %d, want -127", q)
+	}
+}
