@@ -44,23 +44,29 @@
 // # Implementation notes
 //
 // The runtime repacks each matrix once (PackQ8_0, PackQ4_0: see Packed) so
-// that rows come in groups of 8 with their scales beside them and their
-// quants interleaved in 4-byte chunks: one 32-byte load of chunk k feeds the
-// eight rows with the same four activation quants, the int32 lane r of the
-// products belongs to row r, and the block's exact sum lands in its lane
-// without a horizontal reduction. One YMM of float32 then accumulates eight
-// rows. The plain-layout functions (Dot, MatVec, MatMul) of the SIMD variants
-// pack into scratch memory first; they serve tests and tools, not the
-// runtime.
+// that rows come in groups of 16 with their scales beside them and their
+// quants interleaved in 4-byte chunks: one load of chunk k feeds the rows
+// with the same four activation quants, the int32 lane r of the products
+// belongs to row r, and the block's exact sum lands in its lane without a
+// horizontal reduction. A float32 vector then accumulates the rows (16 per
+// ZMM, 8 per YMM). The plain-layout functions (Dot, MatVec, MatMul) of the
+// SIMD variants pack into scratch memory first; they serve tests and tools,
+// not the runtime.
 //
-// AVX2: |w| and a·sign(w) into VPMADDUBSW then VPMADDWD (Q8_0); Q4_0 nibbles
-// are unsigned already, their eight int16 products of a block are summed as
-// int16 (at most 30480) and widened once, and the offset −8 is subtracted
-// exactly as 8·Σa per block, computed with the activation packing. The
-// matrix-vector kernel takes one group at a time, a single sequential stream
-// with software prefetch; the matrix-matrix kernel takes four activation rows
-// per group (each weight load feeds 4 × 8 rows), over tiles of 128 KiB of
-// weights reused from L2 by every activation group.
+// AVX-512: VPDPBUSD with the activation's four quants broadcast from memory
+// (EVEX .BCST) into one ZMM of 16 row sums; Q8_0 weights are offset by 128
+// (XOR 0x80) and Q4_0 nibbles are unsigned, the offsets coming off exactly as
+// 128·Σa or 8·Σa per block, computed when the activation is packed.
+//
+// AVX2: a group is two halves of 8 rows (32 bytes of each 64). |w| and
+// a·sign(w) into VPMADDUBSW then VPMADDWD (Q8_0); Q4_0 nibbles are unsigned
+// already, their eight int16 products of a block are summed as int16 (at
+// most 30480) and widened once, and the offset −8 comes off as 8·Σa.
+//
+// Both: the matrix-vector kernel takes one group at a time, a single
+// sequential stream with software prefetch; the matrix-matrix kernel takes
+// four activation rows per group (each weight load feeds 4 × 16 rows), over
+// tiles of 128 KiB of weights reused from L2 by every activation group.
 //
 // # Variants and dispatch
 //

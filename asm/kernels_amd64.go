@@ -8,10 +8,11 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// AVX2 declarations (kernels_avx2_amd64.s): ngroups ≥ 1 groups of 8 rows
-// of the packed layout from w, nb ≥ 1 blocks, activations packed by packAct
-// (g = 1 for gemv, 4 for gemm4). gemv writes out[8·j + r], gemm4
-// out[i·ldo + 8·j + r], for group j, row r, activation row i.
+// Product kernels (kernels_avx2_amd64.s, kernels_avx512_amd64.s): ngroups
+// ≥ 1 groups of 16 rows of the packed layout from w, nb ≥ 1 blocks,
+// activations packed by packAct (g = 1 for gemv, 4 for gemm4). gemv writes
+// out[16·j + r], gemm4 out[i·ldo + 16·j + r], for group j, row r,
+// activation row i.
 
 //go:noescape
 func gemvQ8_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
@@ -24,6 +25,33 @@ func gemm4Q8_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byt
 
 //go:noescape
 func gemm4Q4_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ8_0AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4Q8_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4Q4_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+// kernelSet is one variant's product kernels for one weight type, with the
+// multiplier of Σa in the activation's per-block correction (the offset its
+// unsigned operand carries: 8 for Q4_0 nibbles, 128 for Q8_0 under VPDPBUSD,
+// 0 for Q8_0 under the AVX2 sign trick).
+type kernelSet struct {
+	gemv  func(out *float32, w *byte, ngroups int, nb int, act *byte)
+	gemm4 func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+	corr  int32
+}
+
+var kernelSets = [2][2]kernelSet{ // [AVX512?][q4?]
+	{{gemvQ8_0AVX2, gemm4Q8_0AVX2, 0}, {gemvQ4_0AVX2, gemm4Q4_0AVX2, 8}},
+	{{gemvQ8_0AVX512, gemm4Q8_0AVX512, 128}, {gemvQ4_0AVX512, gemm4Q4_0AVX512, 8}},
+}
 
 var scratchPool sync.Pool // *[]byte
 
@@ -121,14 +149,21 @@ func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8,
 		packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
 		return
 	}
-	packedMatMulAVX2(out, ldo, w, rows, q4, a, da, n, nb)
+	v, t := 0, 0
+	if active == AVX512 {
+		v = 1
+	}
+	if q4 {
+		t = 1
+	}
+	packedMatMulSIMD(&kernelSets[v][t], out, ldo, w, rows, a, da, n, nb)
 }
 
 // packAct writes g activation rows (quants a, scales da, nb blocks each) into
 // dst in the kernels' activation layout: per block, the g rows' 32 quants,
-// their g float32 scales, then g int32 corrections 8·Σa (what Q4_0's nibble
-// offset subtracts; 0 for Q8_0).
-func packAct(dst []byte, a []int8, da []float32, nb, g int, q4 bool) {
+// their g float32 scales, then g int32 corrections k·Σa (what the offset k of
+// the kernel's unsigned weight operand adds).
+func packAct(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 	cols := nb * BlockSize
 	st := g * 40
 	for b := range nb {
@@ -141,31 +176,28 @@ func packAct(dst []byte, a []int8, da []float32, nb, g int, q4 bool) {
 				sum += int32(v)
 			}
 			putF32(blk[32*g+4*i:], da[i*nb+b])
-			if !q4 {
-				sum = 0
-			}
-			u := uint32(8 * sum)
+			u := uint32(k * sum)
 			c := blk[36*g+4*i:]
 			c[0], c[1], c[2], c[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 		}
 	}
 }
 
-// packedMatMulAVX2 runs the AVX2 kernels: weight groups in tiles of about
+// packedMatMulSIMD runs the kernels of ks: weight groups in tiles of about
 // tileBytes, within a tile every group of 4 activation rows, then the rest one
 // by one; a partial last group goes through a small buffer.
-func packedMatMulAVX2(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
+func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	gs := nb * blockStride(q4) // bytes per group
+	gs := nb * blockStride(ks.corr == 8) // bytes per group
 	n4 := n / 4
 	g4, g1 := nb*160, nb*40
 	sp := getScratch(n4*g4 + (n-4*n4)*g1)
 	act := *sp
 	for j := range n4 {
-		packAct(act[j*g4:], a[4*j*cols:], da[4*j*nb:], nb, 4, q4)
+		packAct(act[j*g4:], a[4*j*cols:], da[4*j*nb:], nb, 4, ks.corr)
 	}
 	for i := 4 * n4; i < n; i++ {
-		packAct(act[n4*g4+(i-4*n4)*g1:], a[i*cols:], da[i*nb:], nb, 1, q4)
+		packAct(act[n4*g4+(i-4*n4)*g1:], a[i*cols:], da[i*nb:], nb, 1, ks.corr)
 	}
 	full := rows / GroupRows
 	tile := full
@@ -177,19 +209,11 @@ func packedMatMulAVX2(out []float32, ldo int, w []byte, rows int, q4 bool, a []i
 		wg := &w[g0*gs]
 		for j := range n4 {
 			o := &out[4*j*ldo+g0*GroupRows]
-			if q4 {
-				gemm4Q4_0AVX2(o, ldo, wg, ng, nb, &act[j*g4])
-			} else {
-				gemm4Q8_0AVX2(o, ldo, wg, ng, nb, &act[j*g4])
-			}
+			ks.gemm4(o, ldo, wg, ng, nb, &act[j*g4])
 		}
 		for i := 4 * n4; i < n; i++ {
 			o := &out[i*ldo+g0*GroupRows]
-			if q4 {
-				gemvQ4_0AVX2(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
-			} else {
-				gemvQ8_0AVX2(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
-			}
+			ks.gemv(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
 		}
 	}
 	if rest := rows - full*GroupRows; rest > 0 {
@@ -197,21 +221,13 @@ func packedMatMulAVX2(out []float32, ldo int, w []byte, rows int, q4 bool, a []i
 		wg := &w[full*gs]
 		r0 := full * GroupRows
 		for j := range n4 {
-			if q4 {
-				gemm4Q4_0AVX2(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
-			} else {
-				gemm4Q8_0AVX2(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
-			}
+			ks.gemm4(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
 			for i := range 4 {
 				copy(out[(4*j+i)*ldo+r0:(4*j+i)*ldo+rows], tmp[i*GroupRows:])
 			}
 		}
 		for i := 4 * n4; i < n; i++ {
-			if q4 {
-				gemvQ4_0AVX2(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
-			} else {
-				gemvQ8_0AVX2(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
-			}
+			ks.gemv(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
 			copy(out[i*ldo+r0:i*ldo+rows], tmp[:rest])
 		}
 	}

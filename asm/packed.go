@@ -6,7 +6,7 @@ import (
 )
 
 // GroupRows is the number of weight rows a packed matrix interleaves.
-const GroupRows = 8
+const GroupRows = 16
 
 // Packed is a quantized weight matrix in the kernels' layout: rows in groups
 // of GroupRows (the last group padded with zero rows of zero scale), and per
@@ -15,7 +15,8 @@ const GroupRows = 8
 // A Q8_0 chunk holds elements 4k..4k+3 of the block (eight chunks); a Q4_0
 // chunk holds bytes 4k..4k+3 of the block's 16, whose low nibbles are elements
 // 4k..4k+3 and high nibbles elements 16+4k..16+4k+3 (four chunks). One 32-byte
-// load then feeds the eight rows with the same four activation quants.
+// load (AVX2: 32 bytes) then feeds sixteen (eight) rows with the same four
+// activation quants.
 type Packed struct {
 	data       []byte
 	rows, cols int
