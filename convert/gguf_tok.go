@@ -21,24 +21,29 @@ const (
 	ggufTokByte        = 6
 )
 
-// ggufPreFlags maps the tokenizer.ggml.pre names llama.cpp uses to the .mlt
-// flags whose regex is the same (llama-vocab.cpp's regex_exprs per pre
-// type). Names with other regexes are refused until .mlt can hold them.
+// ggufPreFlags maps the tokenizer.ggml.pre names llama.cpp uses
+// (llama-vocab.cpp, llama_vocab::impl::load) to the .mlt flags whose regex is
+// the same as the pre type's regex_exprs. Names with other regexes are
+// refused.
 var ggufPreFlags = map[string]uint32{
-	// LLAMA3: the Llama 3 regex; llama.cpp sets ignore_merges for it.
+	// LLAMA3: the Llama 3 regex; llama.cpp ignores merges for it.
 	"llama3": mlt.FlagIgnoreMerges, "llama-v3": mlt.FlagIgnoreMerges, "llama-bpe": mlt.FlagIgnoreMerges,
-	"falcon3": mlt.FlagIgnoreMerges, "pixtral": mlt.FlagIgnoreMerges, "smollm3": mlt.FlagIgnoreMerges,
-	// QWEN2: single digits (and NFC as Hugging Face's Qwen2 tokenizer does).
+	"falcon3": mlt.FlagIgnoreMerges, "falcon-h1": mlt.FlagIgnoreMerges, "pixtral": mlt.FlagIgnoreMerges,
+	"midm-2.0": mlt.FlagIgnoreMerges, "lfm2": mlt.FlagIgnoreMerges,
+	// QWEN2: single digits (and NFC, as Hugging Face's Qwen2 tokenizer does).
 	"qwen2": mlt.FlagNFC | mlt.FlagSingleDigits, "deepseek-r1-qwen": mlt.FlagNFC | mlt.FlagSingleDigits,
+	"kormo": mlt.FlagNFC | mlt.FlagSingleDigits, "megrez": mlt.FlagNFC | mlt.FlagSingleDigits,
 	"qwen35": mlt.FlagNFC | mlt.FlagSingleDigits | mlt.FlagQwen35Regex,
-	// GPT2: the GPT-2 regex.
-	"gpt-2": mlt.FlagGPT2Regex, "gpt2": mlt.FlagGPT2Regex, "phi-2": mlt.FlagGPT2Regex, "olmo": mlt.FlagGPT2Regex,
-	"mpt": mlt.FlagGPT2Regex, "jais": mlt.FlagGPT2Regex, "trillion": mlt.FlagGPT2Regex,
-	// REFACT and friends: \p{N} split off, then the GPT-2 regex.
+	// GPT2 (and MPT, OLMO, JAIS, TRILLION, GRANITE_DOCLING): the GPT-2 regex.
+	"gpt-2": mlt.FlagGPT2Regex, "phi-2": mlt.FlagGPT2Regex, "olmo": mlt.FlagGPT2Regex, "mpt": mlt.FlagGPT2Regex,
+	"jais": mlt.FlagGPT2Regex, "trillion": mlt.FlagGPT2Regex, "exaone4": mlt.FlagGPT2Regex,
+	"granite-docling": mlt.FlagGPT2Regex, "mellum": mlt.FlagGPT2Regex,
+	// REFACT, STARCODER, SMOLLM, COMMAND_R, CODESHELL, EXAONE, MINERVA: \p{N}
+	// split off, then the GPT-2 regex (Granite 3 writes "refact").
 	"refact": mlt.FlagGPT2Regex | mlt.FlagSplitDigits, "smollm": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
 	"starcoder": mlt.FlagGPT2Regex | mlt.FlagSplitDigits, "codeshell": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
 	"command-r": mlt.FlagGPT2Regex | mlt.FlagSplitDigits, "exaone": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
-	"granite": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
+	"minerva-7b": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
 }
 
 // ggufTokenizer builds the .mlt from tokenizer.ggml.* and the chat template
@@ -149,10 +154,14 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 		pre, _ := f.String("tokenizer.ggml.pre")
 		fl, ok := ggufPreFlags[pre]
 		if !ok {
-			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, qwen2, qwen35, gpt-2, refact, smollm and their aliases are)", pre)
+			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, qwen2, qwen35, gpt-2, refact, smollm and their aliases are; others need a pipeline section, not written yet)", pre)
 		}
 		t.Flags |= fl
-		if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok && b && t.BOS >= 0 {
+		addBOS := fl&mlt.FlagIgnoreMerges != 0 // llama.cpp's default: true for the Llama 3 pre types only
+		if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
+			addBOS = b
+		}
+		if addBOS && t.BOS >= 0 {
 			t.Flags |= mlt.FlagAddBOS
 		}
 		for i, s := range toks {
