@@ -24,7 +24,7 @@ type corpusCase struct {
 	Error    *string         `json:"error"`
 }
 
-func loadCorpus(t *testing.T) (string, []corpusCase) {
+func loadCorpus(t testing.TB) (string, []corpusCase) {
 	dir := testenv.Shared(t, "chat-templates")
 	f, err := os.Open(filepath.Join(dir, "cases.jsonl"))
 	if err != nil {
@@ -110,4 +110,41 @@ func diffAt(a, b string) int {
 		n++
 	}
 	return n
+}
+
+// BenchmarkCorpus renders every corpus case once per iteration (templates
+// parsed beforehand, variables decoded each time as a caller would).
+func BenchmarkCorpus(b *testing.B) {
+	dir, cases := loadCorpus(b)
+	parsed := map[string]*Template{}
+	for _, c := range cases {
+		renderCase(dir, c, parsed)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range cases {
+			renderCase(dir, c, parsed)
+		}
+	}
+}
+
+// BenchmarkParse parses every corpus template once per iteration.
+func BenchmarkParse(b *testing.B) {
+	dir := testenv.Shared(b, "chat-templates")
+	var srcs []string
+	for _, name := range testenv.DirNames(b, filepath.Join(dir, "templates")) {
+		src, err := os.ReadFile(filepath.Join(dir, "templates", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs = append(srcs, string(src))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range srcs {
+			if _, err := Parse(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
