@@ -133,6 +133,9 @@ func newSplitter(pat string, regex bool) (splitter, error) {
 	if p, ok := fastPatterns[pat]; ok && !generalOnly {
 		return scannerSplitter{p}, nil
 	}
+	if sp, ok := fastSplitters[pat]; ok && !generalOnly {
+		return sp, nil
+	}
 	re, err := compileOniguruma(pat)
 	if err != nil {
 		return nil, err

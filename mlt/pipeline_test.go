@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/krafla/krafla/internal/testenv"
 )
 
 // pipelineCase is one tokenizer of testdata/pipeline/cases.json, with what
@@ -409,6 +411,21 @@ func TestOnigClassesAreGo(t *testing.T) {
 			}
 			if ok != st.in(r) {
 				t.Errorf("%s on U+%04X: regexp2 %v, want %v", st.re, r, ok, st.in(r))
+			}
+		}
+	}
+}
+
+// TestSharedRegexesTakeFastPaths: the Split regexes of the real pipeline
+// tokenizers (gptoss's o200k, gpt35turbo's cl100k = Llama 3 text, deepseek_v3's
+// three) are matched by their exact text to a hand-written splitter.
+func TestSharedRegexesTakeFastPaths(t *testing.T) {
+	for _, name := range []string{"deepseek_v3", "gptoss", "gpt35turbo"} {
+		tk := shippedDir(t, name, testenv.Shared(t, "tokenizers-next", name))
+		tk.prepare()
+		for k, st := range tk.pipe.pres {
+			if _, general := st.split.(regexSplitter); general {
+				t.Errorf("%s pre-tokenizer %d %s takes the general path", name, k, st.Step)
 			}
 		}
 	}

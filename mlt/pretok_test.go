@@ -112,6 +112,7 @@ var pretokAlphabet = []string{
 	" ", " ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\u00a0", "\u3000", "\u2028", "\u0085", "\u200b",
 	"'", "'s", "'S", "'t", "'re", "'RE", "'Ve", "'m", "'ll", "'lL", "'d", "'x", "’s",
 	".", ",", "!", "?", "(", ")", "<|", "|>", "_", "-", "$", "€", "😀", "👍🏽", "\u200d", "\x00", "\x7f", "\U0010ffff", "\ufeff",
+	"一", "龥", "\u9fa6", "ぁ", "ゟ", "゠", "ヿ", "ㇰ", "\\", "`", "^", "~", "/", "\ue000", "\u00ad",
 }
 
 func randomText(r *rand.Rand, n int) string {
@@ -224,3 +225,39 @@ func FuzzPretokQwen2(f *testing.F)  { fuzzPattern(f, patQwen2, reQwen2) }
 func FuzzPretokQwen35(f *testing.F) { fuzzPattern(f, patQwen35, reQwen35) }
 func FuzzPretokGPT2(f *testing.F)   { fuzzPattern(f, patGPT2, reGPT2) }
 func FuzzPretokO200k(f *testing.F)  { fuzzPattern(f, patO200k, regexO200k) }
+
+// checkSplitter compares a fast splitter of a non-tiling regex with the
+// general path on s.
+func checkSplitter(t *testing.T, re string, s string) {
+	t.Helper()
+	var got []string
+	for _, m := range fastSplitters[re].matches(s, nil, new(pipeScratch)) {
+		got = append(got, s[m.start:m.end])
+	}
+	if want := generalSplit(t, re, s); !slices.Equal(got, want) {
+		t.Fatalf("%q on %q: fast splitter %q, general path %q", re, s, got, want)
+	}
+}
+
+func TestFastSplittersMatchGeneral(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for re := range fastSplitters {
+		for range 1500 {
+			checkSplitter(t, re, randomText(r, r.IntN(24)))
+		}
+	}
+}
+
+// FuzzDeepSeekSplitters: DeepSeek V3's three regexes (which selects one) give
+// the same matches through their splitters and through the general path.
+func FuzzDeepSeekSplitters(f *testing.F) {
+	res := []string{regexDigits3, regexCJK, regexDeepSeekMain}
+	for _, s := range []string{"Hello world 12345", "中文字符かなカナ 한국어", ".Hello !!\r\n  x", "\x00a\u0301 \ufeffb", "'\xc5 \xff a"} {
+		for w := range res {
+			f.Add(s, byte(w))
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, which byte) {
+		checkSplitter(t, res[int(which)%len(res)], s)
+	})
+}
