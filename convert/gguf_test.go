@@ -431,3 +431,83 @@ func TestGGUFQ8Minus128(t *testing.T) {
 		t.Errorf("quant %d, want -127", q)
 	}
 }
+
+// TestGGUFPhi3Fused builds the GGUF convert_hf_to_gguf writes for Phi-3 (NeoX
+// RoPE, so q/k rows in rotate-half order; attn_qkv fused; ffn_up holding gate
+// then up) from the llama-architecture export of a synthesised Phi-3, and
+// checks that importing it gives the same .mlb.
+func TestGGUFPhi3Fused(t *testing.T) {
+	in := synthMLB(t, "phi3", Options{})
+	dir := filepath.Dir(in)
+	g, p3 := filepath.Join(dir, "llama.gguf"), filepath.Join(dir, "phi3.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mlb.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Header
+	m.Close()
+	hd := h.HeadDimEff()
+	perm := ropePerm(hd, h.RotDimEff())
+	rewriteGGUF(t, g, p3, func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		for i := range kvs {
+			if k, ok := strings.CutPrefix(kvs[i].Key, "llama."); ok {
+				kvs[i].Key = "phi3." + k
+			}
+			if kvs[i].Key == "general.architecture" {
+				kvs[i].Value = gguf.String("phi3")
+			}
+		}
+		byName := map[string]int{}
+		for i, ti := range ts {
+			byName[ti.Name] = i
+		}
+		rowBytes := func(ti gguf.TensorInfo) int { return int(ti.Shape[0]) / 32 * ti.Type.BlockBytes() }
+		// rotHalf puts interleaved rows back in rotate-half order: row
+		// perm(r) of the GGUF came from row r of the interleaved matrix.
+		rotHalf := func(i int) []byte {
+			rb := rowBytes(ts[i])
+			out := make([]byte, len(data[i]))
+			for r := 0; r < len(data[i])/rb; r++ {
+				copy(out[perm(r)*rb:], data[i][r*rb:(r+1)*rb])
+			}
+			return out
+		}
+		var nts []gguf.TensorInfo
+		var nd [][]byte
+		for i, ti := range ts {
+			name := ti.Name
+			switch {
+			case strings.HasSuffix(name, ".attn_q.weight"):
+				b := strings.TrimSuffix(name, "attn_q.weight")
+				k, v := byName[b+"attn_k.weight"], byName[b+"attn_v.weight"]
+				qkv := append(append(rotHalf(i), rotHalf(k)...), data[v]...)
+				rows := ti.Shape[1] + ts[k].Shape[1] + ts[v].Shape[1]
+				nts = append(nts, gguf.TensorInfo{Name: b + "attn_qkv.weight", Type: ti.Type, Shape: []uint64{ti.Shape[0], rows}})
+				nd = append(nd, qkv)
+			case strings.HasSuffix(name, ".ffn_gate.weight"):
+				b := strings.TrimSuffix(name, "ffn_gate.weight")
+				u := byName[b+"ffn_up.weight"]
+				nts = append(nts, gguf.TensorInfo{Name: b + "ffn_up.weight", Type: ti.Type, Shape: []uint64{ti.Shape[0], 2 * ti.Shape[1]}})
+				nd = append(nd, append(append([]byte(nil), data[i]...), data[u]...))
+			case strings.HasSuffix(name, ".attn_k.weight"), strings.HasSuffix(name, ".attn_v.weight"), strings.HasSuffix(name, ".ffn_up.weight"):
+			default:
+				nts, nd = append(nts, ti), append(nd, data[i])
+			}
+		}
+		return kvs, nts, nd
+	})
+	back := filepath.Join(dir, "back.mlb")
+	rep, err := ConvertGGUF(context.Background(), p3, Options{Out: back})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Family != "phi3" {
+		t.Errorf("family %s, want phi3", rep.Family)
+	}
+	if !bytes.Equal(readFile(t, in), readFile(t, back)) {
+		t.Error("the Phi-3 layout imports to another .mlb")
+	}
+}
