@@ -53,6 +53,8 @@ def consts2(e):
     e("\tVPBROADCASTD X14, Y14")
 
 def avx2_gemv(e, name, q4):
+    # Both halves of a group in one pass: each activation broadcast feeds two
+    # weight loads. Y0/Y1: float and int sums of rows 0..7, Y8/Y9 of 8..15.
     bs = BS[q4]
     e(f"// func {name}(out *float32, w *byte, ngroups int, nb int, act *byte)")
     e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
@@ -63,58 +65,59 @@ def avx2_gemv(e, name, q4):
     e("\tMOVQ nb+24(FP), R10")
     e("\tMOVQ act+32(FP), R8")
     e("group:")
-    for h in range(2):
-        e("\tVXORPS Y0, Y0, Y0")
-        e("\tMOVQ R8, R11")
-        e("\tMOVQ R10, BX")
-        e(f"\tLEAQ {32*h}(SI), DX")
-        e(f"block{h}:")
-        if h == 0:
-            for p in range(0, bs, 64):
-                e(f"\tPREFETCHT0 {bs*4+p}(DX)")
-        for k in range(4 if q4 else 8):
-            off = 64 + 64*k
-            if q4:
-                e(f"\tVMOVDQU {off}(DX), Y2")
-                e("\tVPSRLW $4, Y2, Y3")
-                e("\tVPAND Y14, Y2, Y2")
-                e("\tVPAND Y14, Y3, Y3")
-                e(f"\tVPBROADCASTD {4*k}(R11), Y4")
-                e("\tVPMADDUBSW Y4, Y2, Y2")
-                e(f"\tVPBROADCASTD {16+4*k}(R11), Y5")
-                e("\tVPMADDUBSW Y5, Y3, Y3")
-                if k == 0:
-                    e("\tVPADDW Y3, Y2, Y1")
-                else:
-                    e("\tVPADDW Y2, Y1, Y1")
-                    e("\tVPADDW Y3, Y1, Y1")
-            else:
-                t = 2 + 2*(k % 2)
-                e(f"\tVMOVDQU {off}(DX), Y{t}")
-                e(f"\tVPBROADCASTD {4*k}(R11), Y{t+1}")
-                e(f"\tVPSIGNB Y{t}, Y{t+1}, Y{t+1}")
-                e(f"\tVPABSB Y{t}, Y{t}")
-                e(f"\tVPMADDUBSW Y{t+1}, Y{t}, Y{t}")
-                e(f"\tVPMADDWD Y15, Y{t}, Y{t}")
-                if k == 0:
-                    e(f"\tVMOVDQA Y{t}, Y1")
-                else:
-                    e(f"\tVPADDD Y{t}, Y1, Y1")
+    e("\tVXORPS Y0, Y0, Y0")
+    e("\tVXORPS Y8, Y8, Y8")
+    e("\tMOVQ R8, R11")
+    e("\tMOVQ R10, BX")
+    e("block:")
+    for p in range(0, bs, 64):
+        e(f"\tPREFETCHT0 {bs*4+p}(SI)")
+    for k in range(4 if q4 else 8):
+        off = 64 + 64*k
         if q4:
-            e("\tVPMADDWD Y15, Y1, Y1")
-            e("\tVPBROADCASTD 36(R11), Y6")
-            e("\tVPSUBD Y6, Y1, Y1")
-        e("\tVCVTDQ2PS Y1, Y1")
-        e("\tVBROADCASTSS 32(R11), Y7")
-        e("\tVMULPS (DX), Y7, Y7")
-        e("\tVMULPS Y7, Y1, Y1")
-        e("\tVADDPS Y1, Y0, Y0")
-        e(f"\tADDQ ${bs}, DX")
-        e("\tADDQ $40, R11")
-        e("\tDECQ BX")
-        e(f"\tJNZ block{h}")
-        e(f"\tVMOVUPS Y0, {32*h}(DI)")
-    e("\tLEAQ -32(DX), SI")
+            e(f"\tVPBROADCASTD {4*k}(R11), Y4")
+            e(f"\tVPBROADCASTD {16+4*k}(R11), Y5")
+            for hh, (w, hi, acc) in enumerate([(2, 3, 1), (10, 11, 9)]):
+                e(f"\tVMOVDQU {off+32*hh}(SI), Y{w}")
+                e(f"\tVPSRLW $4, Y{w}, Y{hi}")
+                e(f"\tVPAND Y14, Y{w}, Y{w}")
+                e(f"\tVPAND Y14, Y{hi}, Y{hi}")
+                e(f"\tVPMADDUBSW Y4, Y{w}, Y{w}")
+                e(f"\tVPMADDUBSW Y5, Y{hi}, Y{hi}")
+                if k == 0:
+                    e(f"\tVPADDW Y{hi}, Y{w}, Y{acc}")
+                else:
+                    e(f"\tVPADDW Y{w}, Y{acc}, Y{acc}")
+                    e(f"\tVPADDW Y{hi}, Y{acc}, Y{acc}")
+        else:
+            e(f"\tVPBROADCASTD {4*k}(R11), Y4")
+            for hh, (w, t, acc) in enumerate([(2, 3, 1), (10, 11, 9)]):
+                e(f"\tVMOVDQU {off+32*hh}(SI), Y{w}")
+                e(f"\tVPSIGNB Y{w}, Y4, Y{t}")
+                e(f"\tVPABSB Y{w}, Y{w}")
+                e(f"\tVPMADDUBSW Y{t}, Y{w}, Y{w}")
+                e(f"\tVPMADDWD Y15, Y{w}, Y{w}")
+                if k == 0:
+                    e(f"\tVMOVDQA Y{w}, Y{acc}")
+                else:
+                    e(f"\tVPADDD Y{w}, Y{acc}, Y{acc}")
+    if q4:
+        e("\tVPBROADCASTD 36(R11), Y6")
+        for acc in (1, 9):
+            e(f"\tVPMADDWD Y15, Y{acc}, Y{acc}")
+            e(f"\tVPSUBD Y6, Y{acc}, Y{acc}")
+    e("\tVBROADCASTSS 32(R11), Y7")
+    for hh, (acc, f, t) in enumerate([(1, 0, 12), (9, 8, 13)]):
+        e(f"\tVCVTDQ2PS Y{acc}, Y{acc}")
+        e(f"\tVMULPS {32*hh}(SI), Y7, Y{t}")
+        e(f"\tVMULPS Y{t}, Y{acc}, Y{acc}")
+        e(f"\tVADDPS Y{acc}, Y{f}, Y{f}")
+    e(f"\tADDQ ${bs}, SI")
+    e("\tADDQ $40, R11")
+    e("\tDECQ BX")
+    e("\tJNZ block")
+    e("\tVMOVUPS Y0, (DI)")
+    e("\tVMOVUPS Y8, 32(DI)")
     e("\tADDQ $64, DI")
     e("\tDECQ CX")
     e("\tJNZ group")
