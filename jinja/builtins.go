@@ -122,6 +122,7 @@ func init() {
 		},
 		"float":      filterFloat,
 		"format":     filterFormat,
+		"groupby":    filterGroupby,
 		"indent":     filterIndent,
 		"int":        filterInt,
 		"items":      filterItems,
@@ -1018,6 +1019,28 @@ func filterWordcount(st *state, a []any, kw []kwarg) any {
 		in = w
 	}
 	return int64(n)
+}
+
+// filterGroupby is groupby(value, attribute, default=None, case_sensitive=False):
+// (grouper, list) pairs sorted by the attribute; a pair answers .grouper and .list.
+func filterGroupby(st *state, a []any, kw []kwarg) any {
+	p := st.bind("groupby", a, kw, "value", "attribute", "default", "case_sensitive")
+	get := st.attrGetter(p[1], orDefault(p[2], nil))
+	cs := truthy(orDefault(p[3], false))
+	items := slices.Clone(st.iterate(p[0]))
+	key := func(v any) any { return caseKey(get(v), cs) }
+	st.sortValues(items, key, false)
+	var out []any
+	for i := 0; i < len(items); {
+		k := key(items[i])
+		j := i + 1
+		for j < len(items) && pyEq(key(items[j]), k) {
+			j++
+		}
+		out = append(out, Tuple{get(items[i]), slices.Clone(items[i:j])})
+		i = j
+	}
+	return out
 }
 
 func filterIndent(st *state, a []any, kw []kwarg) any {

@@ -39,6 +39,12 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 	case []any:
 		table, mutable = listMethods, true
 	case Tuple:
+		if len(x) == 2 && (name == "grouper" || name == "list") { // groupby's pairs
+			if name == "grouper" {
+				return x[0], true
+			}
+			return x[1], true
+		}
 		table = tupleMethods
 	case *Dict:
 		table, mutable = dictMethods, true
