@@ -2,6 +2,7 @@ package mlt
 
 import (
 	"encoding/binary"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -75,19 +76,9 @@ func validateChat(c *Chat, nVocab int, off int64) error {
 	}
 	seen := make(map[string]bool, len(c.Templates))
 	for i, nt := range c.Templates {
-		switch {
-		case nt.Name == "" || len(nt.Name) > MaxTemplateName:
-			return formatErr(off, "chat section: template %d: name length %d out of range 1..%d", i, len(nt.Name), MaxTemplateName)
-		case !utf8.ValidString(nt.Name):
-			return formatErr(off, "chat section: template %d: name is not valid UTF-8", i)
-		case seen[nt.Name]:
-			return formatErr(off, "chat section: template %d: name %q given twice", i, nt.Name)
-		case len(nt.Source) > MaxTemplateLen:
-			return formatErr(off, "chat section: template %q: %d bytes, above the limit %d", nt.Name, len(nt.Source), MaxTemplateLen)
-		case !utf8.ValidString(nt.Source):
-			return formatErr(off, "chat section: template %q is not valid UTF-8", nt.Name)
+		if msg := checkTemplate(i, nt, seen); msg != "" {
+			return formatErr(off, "chat section: %s", msg)
 		}
-		seen[nt.Name] = true
 	}
 	for _, s := range []struct{ name, v string }{{"bos_token", c.BOSToken}, {"eos_token", c.EOSToken}} {
 		if len(s.v) > maxChatTokenBytes {
@@ -111,6 +102,25 @@ func validateChat(c *Chat, nVocab int, off int64) error {
 		ids[id] = true
 	}
 	return nil
+}
+
+// checkTemplate says which rule template i breaks ("" when none) and adds
+// its name to seen.
+func checkTemplate(i int, nt NamedTemplate, seen map[string]bool) string {
+	switch {
+	case nt.Name == "" || len(nt.Name) > MaxTemplateName:
+		return fmt.Sprintf("template %d: name length %d out of range 1..%d", i, len(nt.Name), MaxTemplateName)
+	case !utf8.ValidString(nt.Name):
+		return fmt.Sprintf("template %d: name is not valid UTF-8", i)
+	case seen[nt.Name]:
+		return fmt.Sprintf("template %d: name %q given twice", i, nt.Name)
+	case len(nt.Source) > MaxTemplateLen:
+		return fmt.Sprintf("template %q: %d bytes, above the limit %d", nt.Name, len(nt.Source), MaxTemplateLen)
+	case !utf8.ValidString(nt.Source):
+		return fmt.Sprintf("template %q is not valid UTF-8", nt.Name)
+	}
+	seen[nt.Name] = true
+	return ""
 }
 
 // chatReader decodes the payload, checking every length against the bytes

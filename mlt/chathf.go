@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // ReadHFChat reads what chat needs from a Hugging Face folder (or the folder of
@@ -205,18 +204,10 @@ func checkTemplates(file string, ts []NamedTemplate) ([]NamedTemplate, error) {
 		return nil, fmt.Errorf("mlt: %s: %d chat templates, more than the limit %d", file, len(ts), MaxChatTemplates)
 	}
 	seen := map[string]bool{}
-	for _, t := range ts {
-		switch {
-		case t.Name == "" || len(t.Name) > MaxTemplateName:
-			return nil, fmt.Errorf("mlt: %s: chat template name %q: want 1 to %d bytes", file, t.Name, MaxTemplateName)
-		case seen[t.Name]:
-			return nil, fmt.Errorf("mlt: %s: chat template %q given twice", file, t.Name)
-		case len(t.Source) > MaxTemplateLen:
-			return nil, fmt.Errorf("mlt: %s: chat template %q: %d bytes, above the limit %d", file, t.Name, len(t.Source), MaxTemplateLen)
-		case !utf8.ValidString(t.Source):
-			return nil, fmt.Errorf("mlt: %s: chat template %q is not valid UTF-8", file, t.Name)
+	for i, t := range ts {
+		if msg := checkTemplate(i, t, seen); msg != "" {
+			return nil, fmt.Errorf("mlt: %s: chat %s", file, msg)
 		}
-		seen[t.Name] = true
 	}
 	return ts, nil
 }
