@@ -272,3 +272,32 @@ func TestLoad(t *testing.T) {
 		t.Errorf("%d tokens generated, want %d", got, clients*each*n)
 	}
 }
+
+// TestCloseMidStream: requests still running when the server closes (the
+// grace period is over) end with an error event, not a silent cut.
+func TestCloseMidStream(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	s, url := startServer(t, Config{Parallel: 1}, func() { once.Do(func() { <-release }) })
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"model":"tiny","prompt":"x","max_tokens":100,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitFor(t, "the request to take the slot", func() bool { return s.met.busy.Load() == 1 })
+	// Close's two halves, so that the scheduler sees the end before its
+	// next step: cancel, let the held step run, wait.
+	s.stop()
+	close(release)
+	s.Close()
+	r, err := readStream(t, resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.done || len(r.chunks) == 0 {
+		t.Fatalf("stream %q: want an error event and no [DONE]", r.raw)
+	}
+	if e := r.chunks[len(r.chunks)-1].Error; e == nil || e.Type != "server_error" || !strings.Contains(e.Message, "shutting down") {
+		t.Errorf("last event %q: want the shutdown error", r.raw[len(r.raw)-1])
+	}
+}
