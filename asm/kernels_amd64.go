@@ -164,6 +164,17 @@ func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8,
 // their g float32 scales, then g int32 corrections k·Σa (what the offset k of
 // the kernel's unsigned weight operand adds).
 func packAct(dst []byte, a []int8, da []float32, nb, g int, k int32) {
+	packActAVX2(&dst[0], &a[0], &da[0], nb, g, int(k), nb*BlockSize)
+}
+
+// packActAVX2 is packActGeneric with g = ng (nb ≥ 1, ng ≥ 1, the rows of a and da at
+// strides cols and nb).
+//
+//go:noescape
+func packActAVX2(dst *byte, a *int8, da *float32, nb int, ng int, k int, cols int)
+
+// packActGeneric is packAct in pure Go.
+func packActGeneric(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 	cols := nb * BlockSize
 	st := g * 40
 	for b := range nb {

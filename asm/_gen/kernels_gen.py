@@ -320,9 +320,73 @@ def avx512_gemm4(e, name, q4):
     e("\tRET")
     e()
 
+
+def pack_act(e):
+    # packAct's AVX2 form: per block b and row i < g, the 32 quants copied to
+    # dst + b·40g + 32i, the scale to dst + b·40g + 32g + 4i, and k·Σa (exact:
+    # VPMADDUBSW of ones by a gives int16 pairs of at most 254) to
+    # dst + b·40g + 36g + 4i.
+    e("// func packActAVX2(dst *byte, a *int8, da *float32, nb int, ng int, k int, cols int)")
+    e("TEXT ·packActAVX2(SB), NOSPLIT, $0-56")
+    e("\tMOVL $0x01010101, AX")
+    e("\tMOVQ AX, X15")
+    e("\tVPBROADCASTD X15, Y15")
+    e("\tMOVL $0x00010001, AX")
+    e("\tMOVQ AX, X14")
+    e("\tVPBROADCASTD X14, Y14")
+    e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ a+8(FP), SI")
+    e("\tMOVQ da+16(FP), DX")
+    e("\tMOVQ nb+24(FP), BX")
+    e("\tMOVQ ng+32(FP), R8")
+    e("\tMOVQ BX, R13")
+    e("\tSHLQ $2, R13")
+    e("pblock:")
+    e("\tXORQ CX, CX")
+    e("\tMOVQ SI, R11")
+    e("\tMOVQ DX, R12")
+    e("\tMOVQ R8, AX")
+    e("\tSHLQ $5, AX")
+    e("\tLEAQ (DI)(AX*1), R9")
+    e("\tLEAQ (R9)(R8*4), R10")
+    e("prow:")
+    e("\tVMOVDQU (R11), Y0")
+    e("\tMOVQ CX, AX")
+    e("\tSHLQ $5, AX")
+    e("\tVMOVDQU Y0, (DI)(AX*1)")
+    e("\tVPMADDUBSW Y0, Y15, Y1")
+    e("\tVPMADDWD Y14, Y1, Y1")
+    e("\tVEXTRACTI128 $1, Y1, X2")
+    e("\tVPADDD X2, X1, X1")
+    e("\tVPSHUFD $0x4e, X1, X2")
+    e("\tVPADDD X2, X1, X1")
+    e("\tVPSHUFD $0xb1, X1, X2")
+    e("\tVPADDD X2, X1, X1")
+    e("\tMOVL (R12), AX")
+    e("\tMOVL AX, (R9)(CX*4)")
+    e("\tMOVL X1, AX")
+    e("\tIMULQ k+40(FP), AX")
+    e("\tMOVL AX, (R10)(CX*4)")
+    e("\tADDQ cols+48(FP), R11")
+    e("\tADDQ R13, R12")
+    e("\tINCQ CX")
+    e("\tCMPQ CX, R8")
+    e("\tJLT prow")
+    e("\tLEAQ (R8)(R8*4), AX")
+    e("\tSHLQ $3, AX")
+    e("\tADDQ AX, DI")
+    e("\tADDQ $32, SI")
+    e("\tADDQ $4, DX")
+    e("\tDECQ BX")
+    e("\tJNZ pblock")
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e()
+
 for fname, doc, fns in [
     ("kernels_avx2_amd64.s", AVX2_DOC, [(avx2_gemv, "gemvQ8_0AVX2", False), (avx2_gemv, "gemvQ4_0AVX2", True),
-                                       (avx2_gemm4, "gemm4Q8_0AVX2", False), (avx2_gemm4, "gemm4Q4_0AVX2", True)]),
+                                       (avx2_gemm4, "gemm4Q8_0AVX2", False), (avx2_gemm4, "gemm4Q4_0AVX2", True),
+                                       (lambda e, name, q4: pack_act(e), "packActAVX2", False)]),
     ("kernels_avx512_amd64.s", AVX512_DOC, [(avx512_gemv, "gemvQ8_0AVX512", False), (avx512_gemv, "gemvQ4_0AVX512", True),
                                            (avx512_gemm4, "gemm4Q8_0AVX512", False), (avx512_gemm4, "gemm4Q4_0AVX512", True)]),
 ]:
