@@ -419,8 +419,17 @@ func exportMeta(h *mlb.Header, arch string, notice func(string, ...any)) ([]gguf
 // tokens get convert_hf_to_gguf's placeholders "[PAD<id>]" of type unused,
 // which an import drops again.
 func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) ([]gguf.KV, error) {
-	if t.Pipeline != nil {
-		return nil, errors.New("a tokenizer with a pipeline section has no tokenizer.ggml equivalent")
+	pipePre := ""
+	if p := t.Pipeline; p != nil {
+		for name, rx := range ggufPreRegex {
+			if len(p.Normalizers) == 0 && len(p.PreTokenizers) == 2 && p.PreTokenizers[0] == mlt.SplitRegex(rx.re) &&
+				p.PreTokenizers[1] == (mlt.Step{Op: mlt.OpByteLevel}) && t.Kind == mlt.KindByteLevel {
+				pipePre = name
+			}
+		}
+		if pipePre == "" {
+			return nil, errors.New("its pipeline section (normalizers and pre-tokenizers) matches no llama.cpp pre-tokenizer")
+		}
 	}
 	n := len(t.Tokens)
 	toks := make([]string, max(n, vocab))
@@ -466,16 +475,12 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 		}
 	case mlt.KindByteLevel:
 		add("model", gguf.String("gpt2"))
-		pre := ""
+		pre := pipePre
 		fl := t.Flags &^ (mlt.FlagAddBOS | mlt.FlagChat)
-		for _, name := range []string{"llama-bpe", "qwen2", "qwen35", "gpt-2", "refact"} {
-			if ggufPreFlags[name] == fl {
+		for _, name := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact"} {
+			if ggufPreFlags[name] == fl && pre == "" {
 				pre = name
 			}
-		}
-		if pre == "" && fl&^mlt.FlagIgnoreMerges == 0 {
-			pre = "llama-bpe"
-			notice("byte-level tokenizer without ignore_merges: llama.cpp's llama-bpe pre-tokenizer ignores merges for whole pieces")
 		}
 		if pre == "" {
 			return nil, fmt.Errorf("byte-level flags %v have no llama.cpp pre-tokenizer", mlt.FlagNames(fl))

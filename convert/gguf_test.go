@@ -341,7 +341,7 @@ func TestGGUFRefusals(t *testing.T) {
 		{"moe arch", setKV("general.architecture", gguf.String("qwen3moe")), "architecture qwen3moe does not fit the .mlb format: mixture of experts"},
 		{"unknown arch", setKV("general.architecture", gguf.String("rwkv7")), `GGUF architecture "rwkv7" is not supported`},
 		{"experts", setKV("llama.expert_count", gguf.Uint32(8)), "8 experts: mixture of experts"},
-		{"pre", setKV("tokenizer.ggml.pre", gguf.String("tekken")), `pre-tokenizer "tekken"`},
+		{"pre", setKV("tokenizer.ggml.pre", gguf.String("deepseek-llm")), `pre-tokenizer "deepseek-llm"`},
 		{"yarn", setKV("llama.rope.scaling.type", gguf.String("yarn")), `RoPE scaling "yarn" is not imported`},
 		{"IQ type", func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
 			for i := range ts {
@@ -509,5 +509,65 @@ func TestGGUFPhi3Fused(t *testing.T) {
 	}
 	if !bytes.Equal(readFile(t, in), readFile(t, back)) {
 		t.Error("the Phi-3 layout imports to another .mlb")
+	}
+}
+
+// TestGGUFTekkenPipeline: a pre-tokenizer no flag selects (Mistral NeMo's
+// "tekken") becomes a pipeline section with its regex, and exports back as
+// "tekken".
+func TestGGUFTekkenPipeline(t *testing.T) {
+	in := synthMLB(t, "llama", Options{})
+	dir := filepath.Dir(in)
+	g, tk := filepath.Join(dir, "m.gguf"), filepath.Join(dir, "tekken.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rewriteGGUF(t, g, tk, func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		for i := range kvs {
+			if kvs[i].Key == "tokenizer.ggml.pre" {
+				kvs[i].Value = gguf.String("tekken")
+			}
+			if kvs[i].Key == "tokenizer.ggml.add_bos_token" {
+				kvs = append(kvs[:i], kvs[i+1:]...) // llama.cpp's default for tekken: add BOS
+				break
+			}
+		}
+		return kvs, ts, data
+	})
+	a := filepath.Join(dir, "a.mlb")
+	if _, err := ConvertGGUF(context.Background(), tk, Options{Out: a}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := mlt.Open(TokenizerPath(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Pipeline == nil || tok.Flags&(mlt.FlagPipeline|mlt.FlagIgnoreMerges|mlt.FlagAddBOS) != mlt.FlagPipeline|mlt.FlagIgnoreMerges|mlt.FlagAddBOS ||
+		tok.Pipeline.PreTokenizers[0] != mlt.SplitRegex(ggufPreRegex["tekken"].re) {
+		t.Fatalf("flags %v, pipeline %+v", mlt.FlagNames(tok.Flags), tok.Pipeline)
+	}
+	// The pipeline compiles and encodes (its regex is mlt's to run exactly).
+	ids := tok.Encode("HelloWorld", false)
+	if got := tok.Decode(ids); got != "HelloWorld" {
+		t.Errorf("decode(encode) = %q", got)
+	}
+	g2, b := filepath.Join(dir, "again.gguf"), filepath.Join(dir, "b.mlb")
+	if _, err := ExportGGUF(a, g2, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(g2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, _ := f.String("tokenizer.ggml.pre")
+	f.Close()
+	if pre != "tekken" {
+		t.Errorf("exported pre %q, want tekken", pre)
+	}
+	if _, err := ConvertGGUF(context.Background(), g2, Options{Out: b}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readFile(t, TokenizerPath(a)), readFile(t, TokenizerPath(b))) {
+		t.Error("the tekken tokenizer does not round-trip")
 	}
 }

@@ -30,6 +30,8 @@ var ggufPreFlags = map[string]uint32{
 	"llama3": mlt.FlagIgnoreMerges, "llama-v3": mlt.FlagIgnoreMerges, "llama-bpe": mlt.FlagIgnoreMerges,
 	"falcon3": mlt.FlagIgnoreMerges, "falcon-h1": mlt.FlagIgnoreMerges, "pixtral": mlt.FlagIgnoreMerges,
 	"midm-2.0": mlt.FlagIgnoreMerges, "lfm2": mlt.FlagIgnoreMerges,
+	// DBRX, SMAUG: the Llama 3 regex, merges not ignored (Phi-4 writes "dbrx").
+	"dbrx": 0, "smaug-bpe": 0,
 	// QWEN2: single digits (and NFC, as Hugging Face's Qwen2 tokenizer does).
 	"qwen2": mlt.FlagNFC | mlt.FlagSingleDigits, "deepseek-r1-qwen": mlt.FlagNFC | mlt.FlagSingleDigits,
 	"kormo": mlt.FlagNFC | mlt.FlagSingleDigits, "megrez": mlt.FlagNFC | mlt.FlagSingleDigits,
@@ -44,6 +46,19 @@ var ggufPreFlags = map[string]uint32{
 	"starcoder": mlt.FlagGPT2Regex | mlt.FlagSplitDigits, "codeshell": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
 	"command-r": mlt.FlagGPT2Regex | mlt.FlagSplitDigits, "exaone": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
 	"minerva-7b": mlt.FlagGPT2Regex | mlt.FlagSplitDigits,
+}
+
+// ggufPreRegex maps pre names whose regex no flag selects to the
+// pre-tokenizer regex of the model's tokenizer.json (Oniguruma syntax, which
+// the .mlt pipeline section holds), with the flags llama.cpp sets for them.
+var ggufPreRegex = map[string]struct {
+	re    string
+	flags uint32
+}{
+	// TEKKEN (Mistral NeMo, Small 3, Pixtral): case-aware letter classes;
+	// llama.cpp ignores merges and adds BOS for it.
+	"tekken": {`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+		mlt.FlagIgnoreMerges | mlt.FlagAddBOS},
 }
 
 // ggufTokenizer builds the .mlt from tokenizer.ggml.* and the chat template
@@ -153,11 +168,15 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 		t.Kind = mlt.KindByteLevel
 		pre, _ := f.String("tokenizer.ggml.pre")
 		fl, ok := ggufPreFlags[pre]
+		addBOS := fl&mlt.FlagIgnoreMerges != 0 // llama.cpp's default: true for the Llama 3 pre types
+		if rx, isRx := ggufPreRegex[pre]; isRx {
+			fl, ok, addBOS = rx.flags&^mlt.FlagAddBOS|mlt.FlagPipeline, true, rx.flags&mlt.FlagAddBOS != 0
+			t.Pipeline = &mlt.Pipeline{Unk: -1, PreTokenizers: []mlt.Step{mlt.SplitRegex(rx.re), {Op: mlt.OpByteLevel}}}
+		}
 		if !ok {
-			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, qwen2, qwen35, gpt-2, refact, smollm and their aliases are; others need a pipeline section, not written yet)", pre)
+			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, dbrx, qwen2, qwen35, gpt-2, refact, smollm, tekken and their aliases are)", pre)
 		}
 		t.Flags |= fl
-		addBOS := fl&mlt.FlagIgnoreMerges != 0 // llama.cpp's default: true for the Llama 3 pre types only
 		if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
 			addBOS = b
 		}
@@ -197,6 +216,13 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 				return nil, nil, errf("tokenizer.ggml.merges", "merge %d %q does not name two tokens whose concatenation is a token", i, m)
 			}
 			t.Merges = append(t.Merges, [3]uint32{li, ri, mi})
+		}
+		if t.Pipeline != nil {
+			for i := range t.Tokens {
+				if t.Tokens[i].Attr == mlt.AttrAdded {
+					t.Pipeline.Added = append(t.Pipeline.Added, addedOptions(types[i]))
+				}
+			}
 		}
 	default:
 		return nil, nil, errf("tokenizer.ggml.model", "tokenizer model %q is not supported (llama and gpt2 are)", model)
@@ -253,6 +279,16 @@ func ggufChat(f *gguf.File, t *mlt.Tokenizer, toks []string, errf func(string, s
 	}
 	c.StopIDs = stop
 	return c, nil
+}
+
+// addedOptions gives an added token's matching options: llama.cpp matches
+// control and user-defined tokens literally, neither stripping nor
+// normalizing; control tokens are special.
+func addedOptions(typ int64) mlt.AddedOptions {
+	if typ == ggufTokControl {
+		return mlt.AddedSpecial
+	}
+	return 0
 }
 
 func padToken(id int) string { return "[PAD" + strconv.Itoa(id) + "]" }
