@@ -70,8 +70,8 @@ func CheckShapes(h *mlb.Header) error {
 	}
 	if h.LinVHeads != 0 {
 		if v := h.LinVDimTotal(); v%b != 0 || h.LinVHeads%4 != 0 {
-			return fmt.Errorf("convert: linear attention: lin_v_heads %d × lin_v_dim %d = %d value channels "+
-				"(lin_v_heads must be a multiple of 4, the channels of %d), and padding them is not exact: "+
+			return fmt.Errorf("convert: linear attention: lin_v_heads %d × lin_v_dim %d = %d value channels; the format needs "+
+				"lin_v_heads a multiple of 4 and the channels a multiple of %d, and padding them is not exact: "+
 				"extra value heads change how query heads map to them, and wider heads change the gated RMSNorm over lin_v_dim",
 				h.LinVHeads, h.LinVDim, v, b)
 		}
