@@ -24,6 +24,7 @@ func init() { addCommand(newBenchCmd) }
 
 type benchOptions struct {
 	Prefill, Gen, Reps int
+	Depth              int // positions already in the cache when each test starts
 	Threads            []int
 	CPUProfile         string // pprof CPU profile of the whole run; "": none
 	NoHuge             bool   // keep the weights in the file mapping
@@ -36,16 +37,22 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure prefill and generation speed",
 		Long: `bench measures, like llama-bench, prefill (-p tokens evaluated as one prompt)
 and generation (-n tokens evaluated one at a time, each from the previous
-one's argmax), from an empty cache, repeated -r times; the table gives the
-median tokens/s and the range. Token ids are pseudo-random, so no tokenizer
+one's argmax), from an empty cache or, with --depth D (llama-bench's -d),
+after D pseudo-random tokens were evaluated first (not timed: the tests then
+show the speed at positions D and up), repeated -r times; the table gives
+the median tokens/s and the range. Token ids are pseudo-random, so no tokenizer
 is needed. KRAFLA_KERNEL=generic forces the pure-Go kernels. The weights are
-first copied into huge pages, as run does (--no-huge-pages: use the file
-mapping). --cpuprofile writes a pprof profile of the whole run.`,
-		Example: `  krafla bench llama.mlb -p 512 -n 128 --threads 1,2 -r 3`,
-		Args:    exactArgs(1),
+first repacked into huge pages, as run does (--no-huge-pages: into ordinary
+memory). --cpuprofile writes a pprof profile of the whole run.`,
+		Example: `  krafla bench llama.mlb -p 512 -n 128 --threads 1,2 -r 3
+  krafla bench llama.mlb -p 512 -n 128 --depth 4096   # at positions 4096 and up`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Prefill < 0 || o.Gen < 0 || o.Prefill+o.Gen == 0 {
 				return usageError{fmt.Errorf("-p %d -n %d: want counts of tokens, not both 0", o.Prefill, o.Gen)}
+			}
+			if o.Depth < 0 {
+				return usageError{fmt.Errorf("--depth %d: want a number of positions, at least 0", o.Depth)}
 			}
 			if o.Reps < 1 {
 				return usageError{fmt.Errorf("-r %d: want at least 1 repetition", o.Reps)}
@@ -62,8 +69,9 @@ mapping). --cpuprofile writes a pprof profile of the whole run.`,
 	f.IntVarP(&o.Prefill, "prompt", "p", 512, "prompt tokens evaluated as one batch (0: skip)")
 	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
 	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
+	f.IntVarP(&o.Depth, "depth", "d", 0, "positions evaluated (untimed) before each test, like llama-bench -d")
 	f.IntSliceVar(&o.Threads, "threads", []int{runtime.NumCPU()}, "thread counts to measure, e.g. 1,2")
-	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages, as run does by default")
+	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages (run's default is huge pages)")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the measured runs to `FILE` (go tool pprof -top krafla FILE)")
 	return c
 }
@@ -81,13 +89,21 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		hugePages(m, true, errOut)
 	}
 	cfg := m.Config()
-	if need := max(o.Prefill, o.Gen); need > cfg.MaxSeq {
-		return fmt.Errorf("-p %d / -n %d: more positions than the model's max_seq %d", o.Prefill, o.Gen, cfg.MaxSeq)
+	if need := o.Depth + max(o.Prefill, o.Gen); need > cfg.MaxSeq {
+		return fmt.Errorf("--depth %d + -p %d / -n %d: more positions than the model's max_seq %d", o.Depth, o.Prefill, o.Gen, cfg.MaxSeq)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	prompt := make([]int, o.Prefill)
 	for i := range prompt {
 		prompt[i] = r.IntN(cfg.Vocab)
+	}
+	depth := make([]int, o.Depth)
+	for i := range depth {
+		depth[i] = r.IntN(cfg.Vocab)
+	}
+	suffix := ""
+	if o.Depth > 0 {
+		suffix = fmt.Sprintf(" @ d%d", o.Depth)
 	}
 	if o.CPUProfile != "" {
 		stop, err := startCPUProfile(o.CPUProfile)
@@ -104,7 +120,7 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 	fmt.Fprintf(tw, "model\tweights\tkernel\tthreads\ttest\tt/s (median)\tmin\tmax\t\n")
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	for _, th := range o.Threads {
-		s, err := m.NewSession(infer.SessionOptions{Ctx: max(o.Prefill, o.Gen), Threads: th})
+		s, err := m.NewSession(infer.SessionOptions{Ctx: o.Depth + max(o.Prefill, o.Gen), Threads: th})
 		if err != nil {
 			return err
 		}
@@ -120,13 +136,16 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 				return err
 			}
 		}
+		primed := false // s holds depth's tokens and what followed them
 		row := func(test string, n int, f func() error) error {
 			var rates []float64
 			for range o.Reps {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				s.Reset()
+				if err := startAt(s, depth, &primed); err != nil {
+					return err
+				}
 				t0 := time.Now()
 				if err := f(); err != nil {
 					return err
@@ -142,10 +161,10 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 			return nil
 		}
 		if o.Prefill > 0 {
-			err = row(fmt.Sprintf("pp%d", o.Prefill), o.Prefill, func() error { return s.Eval(prompt, false, nil) })
+			err = row(fmt.Sprintf("pp%d%s", o.Prefill, suffix), o.Prefill, func() error { return s.Eval(prompt, false, nil) })
 		}
 		if err == nil && o.Gen > 0 {
-			err = row(fmt.Sprintf("tg%d", o.Gen), o.Gen, func() error {
+			err = row(fmt.Sprintf("tg%d%s", o.Gen, suffix), o.Gen, func() error {
 				tok := prompt0(prompt)
 				greedy := infer.NewSampler(infer.SamplerOptions{})
 				for range o.Gen {
@@ -166,6 +185,21 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		}
 	}
 	return tw.Flush()
+}
+
+// startAt leaves s holding exactly the tokens of depth: rewound to them when
+// *primed says s starts with them (a previous test of this session), else
+// reset and evaluated.
+func startAt(s *infer.Session, depth []int, primed *bool) error {
+	if *primed && s.CanRewind(len(depth)) {
+		return s.Rewind(len(depth))
+	}
+	s.Reset()
+	if err := s.Eval(depth, false, nil); err != nil {
+		return err
+	}
+	*primed = true
+	return nil
 }
 
 func prompt0(p []int) int {
