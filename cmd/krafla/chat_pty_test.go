@@ -63,13 +63,14 @@ func (o *ptyOutput) waitFor(t *testing.T, from int, s string) int {
 
 // TestChatTerminal drives krafla chat through a pseudo-terminal: line
 // editing (a cursor move inside the line), Ctrl-C during an answer (the
-// answer stops, the session goes on), history (the up arrow), /save, Ctrl-C
-// at the prompt, and Ctrl-D to leave with status 0.
+// answer stops, the session goes on), history (the up arrow), /save, a
+// second turn that reuses the cache, Ctrl-C at the prompt, and Ctrl-D to
+// leave with status 0.
 func TestChatTerminal(t *testing.T) {
 	model := chatTestModel(t, chatMLJinja)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChatHelperProcess$", "--",
-		"chat", model, "--threads", "1", "--temp", "0", "--ctx", "4096", "--no-huge-pages")
+		"chat", model, "--threads", "1", "--temp", "0", "--ctx", "4096", "--no-huge-pages", "-v")
 	cmd.Env = append(os.Environ(), "KRAFLA_CHAT_HELPER=1", "TERM=xterm")
 	cmd.Dir = dir
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 200})
@@ -112,6 +113,17 @@ func TestChatTerminal(t *testing.T) {
 	send("\x1b[A\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x7fb\r")
 	at = out.waitFor(t, at, "Saved 2 messages to b.json")
 	at = out.waitFor(t, at, ">>> ")
+	// A second turn after the interrupted one: it starts from the cache.
+	send("Hi\r")
+	at = out.waitFor(t, at, "\n")
+	time.Sleep(50 * time.Millisecond)
+	send("\x03")
+	at = out.waitFor(t, at, "prefill: ")
+	end := out.waitFor(t, at, "(answer interrupted)")
+	if stats := out.String()[at:end]; !strings.Contains(stats, " from the cache)") || strings.HasPrefix(stats[strings.Index(stats, "(")+1:], "0 of") {
+		t.Errorf("turn 2 took nothing from the cache: %q", stats)
+	}
+	at = out.waitFor(t, end, ">>> ")
 	send("\x03")
 	at = out.waitFor(t, at, "Use Ctrl-D or /bye to leave.")
 	out.waitFor(t, at, ">>> ")
