@@ -53,11 +53,26 @@ func orDefault(v, def any) any {
 }
 
 // generator is what jinja2's map, select, reject, selectattr, rejectattr,
-// unique and items filters return: true whatever it holds, without len, and
-// iterable once.
+// unique, items, batch and slice filters return: true whatever it holds,
+// without len, iterable once, and lazy: the filter's work (and its errors)
+// happens when the result is first iterated.
 type generator struct {
-	items []any
-	used  bool
+	name string // the Python function's, for printing
+	gen  func() []any
+	used bool
+}
+
+// lazy makes f a generator filter.
+func lazy(name string, f func(*state, []any, []kwarg) []any) func(*state, []any, []kwarg) any {
+	return func(st *state, a []any, kw []kwarg) any {
+		pos := st.pos
+		return &generator{name: name, gen: func() []any {
+			saved := st.pos
+			st.pos = pos
+			defer func() { st.pos = saved }()
+			return f(st, a, kw)
+		}}
+	}
 }
 
 func (st *state) intArg(fname string, v any) int64 {
@@ -107,7 +122,7 @@ func init() {
 	filters = map[string]func(*state, []any, []kwarg) any{
 		"abs":        filterAbs,
 		"attr":       filterAttr,
-		"batch":      filterBatch,
+		"batch":      lazy("do_batch", filterBatch),
 		"capitalize": strFilter(pyCapitalize),
 		"center":     filterCenter,
 		"count":      filterLength,
@@ -125,13 +140,13 @@ func init() {
 		"groupby":    filterGroupby,
 		"indent":     filterIndent,
 		"int":        filterInt,
-		"items":      filterItems,
+		"items":      lazy("do_items", filterItems),
 		"join":       filterJoin,
 		"last":       filterLast,
 		"length":     filterLength,
 		"list":       filterList,
 		"lower":      strFilter(pyLower),
-		"map":        filterMap,
+		"map":        lazy("sync_do_map", filterMap),
 		"max":        func(st *state, a []any, kw []kwarg) any { return st.minMax("max", a, kw, 1) },
 		"min":        func(st *state, a []any, kw []kwarg) any { return st.minMax("min", a, kw, -1) },
 		"reject":     selectFilter("reject", false, true),
@@ -142,7 +157,7 @@ func init() {
 		"safe":       func(st *state, a []any, kw []kwarg) any { return Markup(pyStr(st.bind("safe", a, kw, "value")[0])) },
 		"select":     selectFilter("select", false, false),
 		"selectattr": selectFilter("selectattr", true, false),
-		"slice":      filterSlice,
+		"slice":      lazy("do_slice", filterSlice),
 		"sort":       filterSort,
 		"string":     func(st *state, a []any, kw []kwarg) any { return softStr(st.bind("string", a, kw, "value")[0]) },
 		"sum":        filterSum,
@@ -150,7 +165,7 @@ func init() {
 		"tojson":     filterToJSON,
 		"trim":       filterTrim,
 		"truncate":   filterTruncate,
-		"unique":     filterUnique,
+		"unique":     lazy("sync_do_unique", filterUnique),
 		"upper":      strFilter(pyUpper),
 		"wordcount":  filterWordcount,
 	}
@@ -170,10 +185,10 @@ func init() {
 		"iterable":    test1(isIterable),
 		"sequence":    test1(isSequence),
 		"escaped":     test1(func(v any) bool { _, ok := v.(Markup); return ok }),
-		"lower":       test1(func(v any) bool { s, ok := asString(v); return ok && isLowerPy(s) }),
-		"upper":       test1(func(v any) bool { s, ok := asString(v); return ok && isUpperPy(s) }),
-		"odd":         testNum(func(i int64) bool { return i%2 != 0 }),
-		"even":        testNum(func(i int64) bool { return i%2 == 0 }),
+		"lower":       test1(func(v any) bool { return isLowerPy(pyStr(v)) }),
+		"upper":       test1(func(v any) bool { return isUpperPy(pyStr(v)) }),
+		"odd":         testMod(int64(2), int64(1)),
+		"even":        testMod(int64(2), int64(0)),
 		"divisibleby": testDivisible,
 		"eq":          testCmp("=="),
 		"equalto":     testCmp("=="),
@@ -312,23 +327,15 @@ func test1str(f func(string) bool) func(*state, []any, []kwarg) any {
 	return func(st *state, a []any, kw []kwarg) any { s, ok := asString(a[0]); return ok && f(s) }
 }
 
-func testNum(f func(int64) bool) func(*state, []any, []kwarg) any {
-	return func(st *state, a []any, kw []kwarg) any {
-		if fl, ok := a[0].(float64); ok {
-			return f(int64(math.Mod(fl, 2)))
-		}
-		return f(st.intArg("test", a[0]))
-	}
+// testMod is value % m == r (odd, even), with Python's % and its errors.
+func testMod(m, r any) func(*state, []any, []kwarg) any {
+	return func(st *state, a []any, kw []kwarg) any { return pyEq(st.binop("%", a[0], m), r) }
 }
 
 func testDivisible(st *state, a []any, kw []kwarg) any {
 	p := st.bind("divisibleby", a, kw, "value", "num")
-	return pyEq(st.arith("%", toF(p[0]), toI(p[0]), isIntV(p[0]), toF(p[1]), toI(p[1]), isIntV(p[1])), int64(0))
+	return pyEq(st.binop("%", p[0], p[1]), int64(0))
 }
-
-func toF(v any) float64 { f, _, _, _ := number(v); return f }
-func toI(v any) int64   { _, i, _, _ := number(v); return i }
-func isIntV(v any) bool { _, _, i, _ := number(v); return i }
 
 func testCmp(op string) func(*state, []any, []kwarg) any {
 	return func(st *state, a []any, kw []kwarg) any {
@@ -434,7 +441,7 @@ func filterAttr(st *state, a []any, kw []kwarg) any {
 	return Undefined{hint: fmt.Sprintf("%s has no attribute '%s'", objDesc(p[0]), name)}
 }
 
-func filterBatch(st *state, a []any, kw []kwarg) any {
+func filterBatch(st *state, a []any, kw []kwarg) []any {
 	p := st.bind("batch", a, kw, "value", "linecount", "fill_with")
 	n := int(st.intArg("batch", p[1]))
 	if n <= 0 {
@@ -457,7 +464,7 @@ func filterBatch(st *state, a []any, kw []kwarg) any {
 		}
 		out = append(out, cur)
 	}
-	return &generator{items: out}
+	return out
 }
 
 func filterCenter(st *state, a []any, kw []kwarg) any {
@@ -484,7 +491,7 @@ func filterDictsort(st *state, a []any, kw []kwarg) any {
 		st.undefinedError(u)
 	}
 	if !ok {
-		st.fail(KindType, "can only dict sort mappings")
+		st.fail(KindAttribute, "'%s' object has no attribute 'items'", typeName(p[0]))
 	}
 	cs := truthy(orDefault(p[1], false))
 	pos := 0
@@ -623,17 +630,17 @@ func filterInt(st *state, a []any, kw []kwarg) any {
 	return def
 }
 
-func filterItems(st *state, a []any, kw []kwarg) any {
+func filterItems(st *state, a []any, kw []kwarg) []any {
 	v := st.bind("items", a, kw, "value")[0]
 	switch d := v.(type) {
 	case Undefined:
-		return &generator{}
+		return nil
 	case *Dict:
 		items := make([]any, d.Len())
 		for i, k := range d.keys {
 			items[i] = Tuple{k, d.vals[i]}
 		}
-		return &generator{items: items}
+		return items
 	}
 	st.fail(KindType, "can only get item pairs from a mapping")
 	return nil
@@ -715,7 +722,7 @@ func (st *state) attrGetter(attr any, def any) func(any) any {
 	}
 }
 
-func filterMap(st *state, a []any, kw []kwarg) any {
+func filterMap(st *state, a []any, kw []kwarg) []any {
 	seq := a[0]
 	args := a[1:]
 	var fn func(any) any
@@ -749,14 +756,14 @@ func filterMap(st *state, a []any, kw []kwarg) any {
 		}
 	}
 	if !truthy(seq) {
-		return &generator{}
+		return nil
 	}
 	var out []any
 	for _, it := range st.iterate(seq) {
 		st.step()
 		out = append(out, fn(it))
 	}
-	return &generator{items: out}
+	return out
 }
 
 func (st *state) minMax(fname string, a []any, kw []kwarg, sign int) any {
@@ -786,7 +793,7 @@ func (st *state) minMax(fname string, a []any, kw []kwarg, sign int) any {
 }
 
 func selectFilter(fname string, attr, reject bool) func(*state, []any, []kwarg) any {
-	return func(st *state, a []any, kw []kwarg) any {
+	return lazy("select_or_reject", func(st *state, a []any, kw []kwarg) []any {
 		seq, args := a[0], a[1:]
 		trans := func(v any) any { return v }
 		if attr {
@@ -804,7 +811,7 @@ func selectFilter(fname string, attr, reject bool) func(*state, []any, []kwarg) 
 			test = func(v any) bool { st.pos = pos; return st.callTest(name, append([]any{v}, rest...), kw) }
 		}
 		if !truthy(seq) {
-			return &generator{}
+			return nil
 		}
 		var out []any
 		for _, it := range st.iterate(seq) {
@@ -813,8 +820,8 @@ func selectFilter(fname string, attr, reject bool) func(*state, []any, []kwarg) 
 				out = append(out, it)
 			}
 		}
-		return &generator{items: out}
-	}
+		return out
+	})
 }
 
 func filterReplace(st *state, a []any, kw []kwarg) any {
@@ -860,9 +867,16 @@ func filterReverse(st *state, a []any, kw []kwarg) any {
 		slices.Reverse(rs)
 		return sameKind(v, string(rs))
 	}
+	if !isIterable(v) {
+		st.fail(KindFilterArg, "argument must be iterable")
+	}
+	_, isGen := v.(*generator)
 	items := slices.Clone(st.iterate(v))
 	slices.Reverse(items)
-	return items
+	if isGen { // reversed() refuses a generator; jinja2 then reverses a list of it
+		return items
+	}
+	return &generator{name: "reversed", gen: func() []any { return items }} // Python's reverse iterator
 }
 
 func filterRound(st *state, a []any, kw []kwarg) any {
@@ -898,7 +912,7 @@ func filterRound(st *state, a []any, kw []kwarg) any {
 	return nil
 }
 
-func filterSlice(st *state, a []any, kw []kwarg) any {
+func filterSlice(st *state, a []any, kw []kwarg) []any {
 	p := st.bind("slice", a, kw, "value", "slices", "fill_with")
 	seq := st.iterate(p[0])
 	n := int(st.intArg("slice", p[1]))
@@ -921,11 +935,17 @@ func filterSlice(st *state, a []any, kw []kwarg) any {
 		}
 		out = append(out, part)
 	}
-	return &generator{items: out}
+	return out
 }
 
 func filterTruncate(st *state, a []any, kw []kwarg) any {
 	p := st.bind("truncate", a, kw, "s", "length", "killwords", "end", "leeway")
+	if _, ok := asString(p[0]); !ok && !isString(p[0]) {
+		// jinja2 measures and slices the value itself: a short list comes back as it is
+		if n, isInt := filterLength(st, []any{p[0]}, nil).(int64); isInt && n <= st.intArg("truncate", orDefault(p[1], int64(255)))+5 {
+			return p[0]
+		}
+	}
 	s := []rune(pyStr(p[0]))
 	length := int(st.intArg("truncate", orDefault(p[1], int64(255))))
 	end := pyStr(orDefault(p[3], "..."))
@@ -985,7 +1005,7 @@ func filterTrim(st *state, a []any, kw []kwarg) any {
 	return sameKind(v, pyStrip(s, orDefault(p[1], nil), true, true))
 }
 
-func filterUnique(st *state, a []any, kw []kwarg) any {
+func filterUnique(st *state, a []any, kw []kwarg) []any {
 	p := st.bind("unique", a, kw, "value", "case_sensitive", "attribute")
 	cs := truthy(orDefault(p[1], false))
 	key := func(v any) any { return caseKey(v, cs) }
@@ -1005,7 +1025,7 @@ func filterUnique(st *state, a []any, kw []kwarg) any {
 		}
 		out = append(out, it)
 	}
-	return &generator{items: out}
+	return out
 }
 
 func filterWordcount(st *state, a []any, kw []kwarg) any {
@@ -1048,6 +1068,9 @@ func filterIndent(st *state, a []any, kw []kwarg) any {
 	s, ok := asString(p[0])
 	if u, isU := p[0].(Undefined); isU {
 		st.undefinedError(u)
+	}
+	if _, isList := p[0].([]any); isList { // list += "\n" extends it; then no splitlines
+		st.fail(KindAttribute, "'list' object has no attribute 'splitlines'")
 	}
 	if !ok {
 		st.fail(KindType, "unsupported operand type(s) for +=: '%s' and 'str'", typeName(p[0]))

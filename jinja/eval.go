@@ -20,6 +20,8 @@ const (
 	KindRuntime   = "TemplateRuntimeError"
 	KindOverflow  = "OverflowError" // range past the sandbox's MAX_RANGE
 	KindZeroDiv   = "ZeroDivisionError"
+	KindAttribute = "AttributeError"
+	KindFilterArg = "FilterArgumentError"
 	KindLimit     = "LimitError" // our bounds: steps, call depth, output size
 )
 
@@ -343,7 +345,7 @@ func (st *state) iterate(v any) []any {
 			return nil
 		}
 		x.used = true
-		return x.items
+		return x.gen()
 	}
 	st.fail(KindType, "'%s' object is not iterable", typeName(v))
 	return nil
@@ -495,13 +497,13 @@ func (st *state) evalSlice(n *sliceNode, f *frame) any {
 		for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
 			out = append(out, rs[i])
 		}
-		if m, ok := x.(Markup); ok {
-			_ = m
-			return Markup(out)
-		}
-		return string(out)
+		return sameKind(x, string(out))
 	}
-	return Undefined{hint: fmt.Sprintf("%s is not subscriptable by a slice", objDesc(obj))}
+	if _, ok := obj.(*Dict); ok {
+		st.fail(KindType, "unhashable type: 'slice'")
+	}
+	st.fail(KindType, "'%s' object is not subscriptable", typeName(obj))
+	return nil
 }
 
 func (st *state) sliceItems(x []any, b [3]*int64) []any {
@@ -848,9 +850,6 @@ func (st *state) contains(container, x any) bool {
 		s, _ := asString(c)
 		sub, ok := asString(x)
 		if !ok {
-			if u, isU := x.(Undefined); isU {
-				st.undefinedError(u)
-			}
 			st.fail(KindType, "'in <string>' requires string as left operand, not %s", typeName(x))
 		}
 		return strings.Contains(s, sub)
@@ -858,6 +857,8 @@ func (st *state) contains(container, x any) bool {
 		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
 	case Tuple:
 		return slices.ContainsFunc(c, func(e any) bool { return pyEq(e, x) })
+	case *generator:
+		return slices.ContainsFunc(st.iterate(c), func(e any) bool { return pyEq(e, x) })
 	case *dictView:
 		if c.kind == "dict_keys" {
 			if _, ok := hashKey(x); !ok {
@@ -883,6 +884,9 @@ func (st *state) binop(op string, a, b any) any {
 		s := pyStr(a) + pyStr(b)
 		st.checkLen(len(s))
 		return s
+	}
+	if _, ok := asString(a); ok && op == "%" {
+		return st.percentFormat(pyStr(a), b) // str % Undefined is no error in Python
 	}
 	for _, v := range []any{a, b} {
 		if u, ok := v.(Undefined); ok {
@@ -956,10 +960,6 @@ func (st *state) binop(op string, a, b any) any {
 				return Tuple(out)
 			}
 			return out
-		}
-	case "%":
-		if s, ok := asString(a); ok {
-			return st.percentFormat(s, b)
 		}
 	}
 	st.fail(KindType, "unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(a), typeName(b))

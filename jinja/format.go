@@ -12,12 +12,17 @@ import (
 
 // percentFormat is Python's s % args.
 func (st *state) percentFormat(s string, args any) string {
+	// A tuple gives the arguments; anything else is the one argument, and
+	// when it has items (dict, list, Undefined: Python's PyMapping_Check)
+	// unused arguments are no error.
 	var pos []any
 	mapping, _ := args.(*Dict)
+	itemsLike := false
 	switch a := args.(type) {
 	case Tuple:
 		pos = a
-	case *Dict:
+	case *Dict, []any, Undefined:
+		pos, itemsLike = []any{a}, true
 	default:
 		pos = []any{a}
 	}
@@ -127,7 +132,7 @@ func (st *state) percentFormat(s string, args any) string {
 		}
 		st.checkLen(b.Len())
 	}
-	if mapping == nil && next < len(pos) {
+	if !itemsLike && next < len(pos) {
 		st.fail(KindType, "not all arguments converted during string formatting")
 	}
 	return b.String()

@@ -21,10 +21,9 @@ var (
 	listMethods  map[string]method
 	tupleMethods map[string]method
 	dictMethods  map[string]method
-	mutating     = map[string]bool{"append": true, "extend": true, "insert": true, "pop": true, "remove": true,
-		"reverse": true, "sort": true, "clear": true, "popitem": true, "setdefault": true, "update": true,
-		"add": true, "discard": true, "difference_update": true, "intersection_update": true,
-		"symmetric_difference_update": true, "appendleft": true, "extendleft": true, "popleft": true, "rotate": true}
+	listMutating = map[string]bool{"append": true, "extend": true, "insert": true, "pop": true, "remove": true,
+		"reverse": true, "sort": true, "clear": true}
+	dictMutating = map[string]bool{"clear": true, "pop": true, "popitem": true, "setdefault": true, "update": true}
 )
 
 func (st *state) pyAttr(obj any, name string) (any, bool) {
@@ -32,12 +31,12 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 		return Undefined{hint: fmt.Sprintf("access to attribute '%s' of '%s' object is unsafe", name, typeName(obj)), security: true}, true
 	}
 	var table map[string]method
-	mutable := false
+	var mutating map[string]bool
 	switch x := obj.(type) {
 	case string, Markup:
 		table = strMethods
 	case []any:
-		table, mutable = listMethods, true
+		table, mutating = listMethods, listMutating
 	case Tuple:
 		if len(x) == 2 && (name == "grouper" || name == "list") { // groupby's pairs
 			if name == "grouper" {
@@ -47,7 +46,7 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 		}
 		table = tupleMethods
 	case *Dict:
-		table, mutable = dictMethods, true
+		table, mutating = dictMethods, dictMutating
 	case *Namespace:
 		v, ok := x.d.Get(name)
 		return v, ok
@@ -86,7 +85,7 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 		}
 		return &function{name, func(st *state, args []any, kw []kwarg) any { return m(st, obj, args, kw) }}, true
 	}
-	if mutable && mutating[name] {
+	if mutating[name] {
 		return Undefined{hint: fmt.Sprintf("access to attribute '%s' of '%s' object is unsafe", name, typeName(obj)), security: true}, true
 	}
 	return nil, false

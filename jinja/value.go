@@ -317,6 +317,8 @@ func writeRepr(b *strings.Builder, v any, depth int) {
 		b.WriteString(">")
 	case *loopContext:
 		fmt.Fprintf(b, "<LoopContext %d/%d>", x.i+1, len(x.items))
+	case *generator:
+		fmt.Fprintf(b, "<generator object %s>", x.name)
 	case *dictView:
 		b.WriteString(x.kind + "(")
 		writeRepr(b, x.items, depth)
