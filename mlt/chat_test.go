@@ -187,3 +187,29 @@ func TestChatValidateBeforeWrite(t *testing.T) {
 		})
 	}
 }
+
+// FuzzChatSection feeds arbitrary chat payloads (after a valid tokenizer):
+// no panic, only ML_E_FORMAT errors, and a payload that parses is canonical
+// (Bytes gives the file back) and validates.
+func FuzzChatSection(f *testing.F) {
+	good := chatTokenizer().Bytes()
+	f.Add(good[len(smallByteLevel().Bytes())+4:])
+	f.Add(chatPayload(1, uint32(0), "", "", uint32(0)))
+	f.Fuzz(func(t *testing.T, sec []byte) {
+		b := withChatSection(sec)
+		tk, err := Parse(b)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not match ErrFormat", err)
+			}
+			return
+		}
+		if got := tk.Bytes(); string(got) != string(b) {
+			t.Fatalf("Bytes() of a parsed file differs from the file")
+		}
+		if err := tk.Validate(); err != nil {
+			t.Fatalf("a parsed file does not validate: %v", err)
+		}
+		_, _ = tk.Chat.Template("")
+	})
+}
