@@ -171,7 +171,7 @@ func init() {
 	}
 	tests = map[string]func(*state, []any, []kwarg) any{
 		"boolean":     test1(func(v any) bool { _, ok := v.(bool); return ok }),
-		"callable":    test1(func(v any) bool { _, f := v.(*function); _, m := v.(*macro); return f || m }),
+		"callable":    test1(isCallable),
 		"defined":     test1(func(v any) bool { _, ok := v.(Undefined); return !ok }),
 		"undefined":   test1(func(v any) bool { _, ok := v.(Undefined); return ok }),
 		"none":        test1(func(v any) bool { return v == nil }),
@@ -361,6 +361,15 @@ func testSameas(st *state, a []any, kw []kwarg) any {
 		return p[0] == p[1]
 	}
 	return pyEq(p[0], p[1]) && typeName(p[0]) == typeName(p[1])
+}
+
+// isCallable is Python's callable(): Undefined and the loop object have __call__ too.
+func isCallable(v any) bool {
+	switch v.(type) {
+	case *function, *macro, Undefined, *loopContext:
+		return true
+	}
+	return false
 }
 
 func isIterable(v any) bool {
@@ -574,6 +583,9 @@ func filterLast(st *state, a []any, kw []kwarg) any {
 
 func filterFloat(st *state, a []any, kw []kwarg) any {
 	p := st.bind("float", a, kw, "value", "default")
+	if u, ok := p[0].(Undefined); ok { // Undefined.__float__ raises
+		st.undefinedError(u)
+	}
 	if f, ok := pyFloat(p[0]); ok {
 		return f
 	}
@@ -604,6 +616,9 @@ func pyFloat(v any) (float64, bool) {
 
 func filterInt(st *state, a []any, kw []kwarg) any {
 	p := st.bind("int", a, kw, "value", "default", "base")
+	if u, ok := p[0].(Undefined); ok { // Undefined.__int__ raises
+		st.undefinedError(u)
+	}
 	def := orDefault(p[1], int64(0))
 	base := st.intArg("int", orDefault(p[2], int64(10)))
 	if s, ok := asString(p[0]); ok {

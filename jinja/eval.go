@@ -1018,10 +1018,25 @@ func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, i
 		}
 		return m
 	case "**":
+		if fa == 0 && fb < 0 {
+			st.fail(KindZeroDiv, "0.0 cannot be raised to a negative power")
+		}
 		if ints && ib >= 0 {
+			switch {
+			case ib == 0:
+				return int64(1)
+			case ia == 0 || ia == 1:
+				return ia
+			case ia == -1:
+				return int64(1 - 2*(ib%2))
+			}
 			r := int64(1)
-			for range min(ib, 64) {
-				r *= ia
+			for range ib { // |ia| >= 2: at most 63 rounds before the overflow
+				n := r * ia
+				if n/ia != r {
+					st.fail(KindOverflow, "integer too large (ints are 64-bit here)")
+				}
+				r = n
 			}
 			return r
 		}

@@ -731,10 +731,34 @@ func (p *parser) parsePostfix(e node) node {
 	}
 }
 
-// subscript: expr | [expr] ":" [expr] [":" [expr]]
+// subscript: "[" subscribed ("," subscribed)* "]", several (or none) making a
+// tuple key; subscribed: expr | [expr] ":" [expr] [":" [expr]]
 func (p *parser) parseSubscript(obj node) node {
 	pos := p.cur.pos
 	p.advance()
+	if p.isOp("]") {
+		p.advance()
+		return &getitemNode{base{pos}, obj, &tupleNode{base{pos}, nil}}
+	}
+	first := p.parseSubscribed(obj, pos)
+	if !p.isOp(",") {
+		p.expectOp("]")
+		return first
+	}
+	g, ok := first.(*getitemNode)
+	if !ok {
+		p.fail(pos, "slices inside a tuple subscript are not supported")
+	}
+	items := []node{g.key}
+	for p.skipOp(",") && !p.isOp("]") {
+		items = append(items, p.parseExpr(true))
+	}
+	p.expectOp("]")
+	return &getitemNode{base{pos}, obj, &tupleNode{base{g.key.position()}, items}}
+}
+
+// parseSubscribed parses one subscript up to "," or "]", which it leaves.
+func (p *parser) parseSubscribed(obj node, pos int) node {
 	var parts [3]node
 	n, slice := 0, false
 	for {
@@ -747,7 +771,7 @@ func (p *parser) parseSubscript(obj node) node {
 			p.advance()
 			continue
 		}
-		if p.isOp("]") {
+		if p.isOp("]") || p.isOp(",") {
 			break
 		}
 		if parts[n] != nil {
@@ -755,7 +779,6 @@ func (p *parser) parseSubscript(obj node) node {
 		}
 		parts[n] = p.parseExpr(true)
 	}
-	p.advance()
 	if !slice {
 		if parts[0] == nil {
 			p.fail(pos, "expected an index")

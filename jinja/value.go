@@ -106,7 +106,10 @@ func (d *Dict) copy() *Dict {
 	return c
 }
 
-type noneKey struct{}
+type (
+	noneKey      struct{}
+	undefinedKey struct{} // Undefined is hashable in jinja2, equal only to itself
+)
 
 // hashKey maps a value to a Go map key with Python's equality: numbers that
 // compare equal share a key.
@@ -114,6 +117,8 @@ func hashKey(k any) (any, bool) {
 	switch v := k.(type) {
 	case nil:
 		return noneKey{}, true
+	case Undefined:
+		return undefinedKey{}, true
 	case string:
 		return v, true
 	case Markup:
