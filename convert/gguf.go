@@ -748,6 +748,11 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 			w.Abort()
 		}
 	}()
+	var total int64 // progress counts source bytes
+	for _, t := range w.Remaining() {
+		total += int64(len(p.prods[t.Name].src.Data))
+	}
+	bar := newBar(opt.Progress, total)
 	lossy := map[string][]string{} // source type → tensors requantized from it
 	for {
 		ti, more := w.Next()
@@ -760,6 +765,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		pr := p.prods[ti.Name]
 		if pr == nil {
 			return nil, fmt.Errorf("convert: internal error: no source for %s", ti.Name)
+		}
+		if bar != nil {
+			bar.Describe(ti.Name)
 		}
 		switch {
 		case ti.Type == mlb.F32:
@@ -793,6 +801,12 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		}
 		rep.SourceBytes += int64(len(pr.src.Data))
 		rep.Tensors++
+		if bar != nil {
+			bar.Add64(int64(len(pr.src.Data)))
+		}
+	}
+	if bar != nil {
+		bar.Finish()
 	}
 	if len(lossy) > 0 {
 		var hows []string
