@@ -331,3 +331,64 @@ func siluMulF32(g, u []float32) {
 	}
 	siluMulF32Generic(g, u)
 }
+
+// hasF16C reports F16C (VCVTPH2PS, VCVTPS2PH), which the f16 kernels need.
+var hasF16C = cpu.X86.HasAVX2 && cpu.X86.HasF16C
+
+// putF16AVX2 is putF16Generic over n elements, n a multiple of 8, ≥ 8.
+//
+//go:noescape
+func putF16AVX2(dst *uint16, x *float32, n int)
+
+// roundF16AVX2 is roundF16Generic over n elements, n a multiple of 8, ≥ 8.
+//
+//go:noescape
+func roundF16AVX2(x *float32, n int)
+
+// dotF16StridedAVX2 is dotF16StridedGeneric for n ≥ 1 keys of m floats (m a
+// multiple of 8, ≥ 8) at stride elements.
+//
+//go:noescape
+func dotF16StridedAVX2(out *float32, q *float32, k *uint16, n int, m int, stride int)
+
+// axpyF16StridedAVX2 is axpyF16StridedGeneric for n ≥ 1 values of m floats (m
+// a multiple of 8, ≥ 8) at stride elements.
+//
+//go:noescape
+func axpyF16StridedAVX2(y *float32, w *float32, v *uint16, n int, m int, stride int)
+
+func putF16(dst []uint16, x []float32) {
+	if active >= AVX2 && hasF16C {
+		if n := len(x) &^ 7; n > 0 {
+			putF16AVX2(&dst[0], &x[0], n)
+			dst, x = dst[n:], x[n:]
+		}
+	}
+	putF16Generic(dst, x)
+}
+
+func roundF16(x []float32) {
+	if active >= AVX2 && hasF16C {
+		if n := len(x) &^ 7; n > 0 {
+			roundF16AVX2(&x[0], n)
+			x = x[n:]
+		}
+	}
+	roundF16Generic(x)
+}
+
+func dotF16Strided(out, q []float32, k []uint16, stride int) {
+	if active >= AVX2 && hasF16C && len(q)%8 == 0 {
+		dotF16StridedAVX2(&out[0], &q[0], &k[0], len(out), len(q), stride)
+		return
+	}
+	dotF16StridedGeneric(out, q, k, stride)
+}
+
+func axpyF16Strided(y, w []float32, v []uint16, stride int) {
+	if active >= AVX2 && hasF16C && len(y)%8 == 0 {
+		axpyF16StridedAVX2(&y[0], &w[0], &v[0], len(w), len(y), stride)
+		return
+	}
+	axpyF16StridedGeneric(y, w, v, stride)
+}

@@ -43,3 +43,11 @@ func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }
 func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
 	packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
 }
+
+func putF16(dst []uint16, x []float32) { putF16Generic(dst, x) }
+
+func roundF16(x []float32) { roundF16Generic(x) }
+
+func dotF16Strided(out, q []float32, k []uint16, stride int) { dotF16StridedGeneric(out, q, k, stride) }
+
+func axpyF16Strided(y, w []float32, v []uint16, stride int) { axpyF16StridedGeneric(y, w, v, stride) }
