@@ -571,3 +571,62 @@ func TestGGUFTekkenPipeline(t *testing.T) {
 		t.Error("the tekken tokenizer does not round-trip")
 	}
 }
+
+// TestGGUFGraniteMultipliers: a Granite GGUF as llama.cpp stores it keeps
+// the residual and logit multipliers as keys; the import folds them (wo and
+// w2 times residual_scale, requantized and named; the final norm divided by
+// logit_scale).
+func TestGGUFGraniteMultipliers(t *testing.T) {
+	in := synthMLB(t, "granite", Options{})
+	dir := filepath.Dir(in)
+	g, g2 := filepath.Join(dir, "m.gguf"), filepath.Join(dir, "scaled.gguf")
+	if _, err := ExportGGUF(in, g, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rewriteGGUF(t, g, g2, func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
+		for i := range kvs {
+			switch kvs[i].Key {
+			case "granite.residual_scale":
+				kvs[i].Value = gguf.Float32(0.5)
+			case "granite.logit_scale":
+				kvs[i].Value = gguf.Float32(4)
+			}
+		}
+		return kvs, ts, data
+	})
+	var log bytes.Buffer
+	out := filepath.Join(dir, "scaled.mlb")
+	if _, err := ConvertGGUF(context.Background(), g2, Options{Out: out, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "(scaled by a Granite multiplier)") {
+		t.Errorf("log %q does not name the rescaled tensors", log.String())
+	}
+	a, err := mlb.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := mlb.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i, x := range a.Tensor("final_norm").F32 {
+		if y := b.Tensor("final_norm").F32[i]; y != x*float32(1.0/4) {
+			t.Fatalf("final_norm[%d] = %v, want %v / 4", i, y, x)
+		}
+	}
+	wo := a.Tensor("blk.0.wo")
+	w := quantize.Dequantize(quantize.TypeQ8_0, wo.Q, wo.D, wo.Rows, wo.Cols)
+	for i := range w {
+		w[i] *= 0.5
+	}
+	q, _, err := quantize.Matrix(quantize.TypeQ8_0, w, wo.Rows, wo.Cols, quantize.Options{F16Scales: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(q, b.Tensor("blk.0.wo").Q) {
+		t.Error("blk.0.wo is not the requantized wo × 0.5")
+	}
+}
