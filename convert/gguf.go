@@ -378,8 +378,35 @@ func ggufRope(p *ggufPlan, m meta) error {
 		if factor != 1 {
 			h.RopeType, h.RopeFactor = mlb.RopeLinear, float32(factor)
 		}
+	case "yarn":
+		if factor <= 0 {
+			return m.errf(p.arch+".rope.scaling.factor", "YaRN needs a factor > 0, not %v", factor)
+		}
+		orig, err := m.uint("rope.scaling.original_context_length", -1)
+		if err != nil {
+			return err
+		}
+		bf, err1 := m.float("rope.scaling.yarn_beta_fast", 32)
+		bs, err2 := m.float("rope.scaling.yarn_beta_slow", 1)
+		af, err3 := m.float("rope.scaling.attn_factor", 1)
+		ext, err4 := m.float("rope.scaling.yarn_ext_factor", 1)
+		lm, err5 := m.float("rope.scaling.yarn_log_multiplier", 0)
+		if err := firstErr(err1, err2, err3, err4, err5); err != nil {
+			return err
+		}
+		if ext != 1 || lm != 0 {
+			return m.errf(p.arch+".rope.scaling", "YaRN with ext_factor %v and log multiplier %v does not fit the format (1 and 0 do)", ext, lm)
+		}
+		h.RopeType, h.RopeFactor, h.RopeOrigMaxSeq = mlb.RopeYarn, float32(factor), uint32(orig)
+		h.RopeLowFreqFactor, h.RopeHighFreqFactor = float32(bf), float32(bs)
+		// ggml multiplies cos and sin by attn_factor · (1 + 0.1 ln factor);
+		// rope_attn_factor is that product.
+		h.RopeAttnFactor = float32(af * yarnMscale(factor))
+		if v, ok := p.f.Float(keyRopeAttn); ok {
+			h.RopeAttnFactor = float32(v)
+		}
 	default:
-		return m.errf(p.arch+".rope.scaling.type", "RoPE scaling %q is not imported (plain, linear and Llama 3 are)", typ)
+		return m.errf(p.arch+".rope.scaling.type", "RoPE scaling %q is not imported (plain, linear, yarn and Llama 3 are)", typ)
 	}
 	rf := p.f.Tensor("rope_freqs.weight")
 	if rf == nil {
@@ -403,6 +430,15 @@ func ggufRope(p *ggufPlan, m meta) error {
 	h.RopeType = mlb.RopeLlama3
 	h.RopeFactor, h.RopeLowFreqFactor, h.RopeHighFreqFactor, h.RopeOrigMaxSeq = float32(f), float32(lo), float32(hi), uint32(orig)
 	return nil
+}
+
+// yarnMscale is YaRN's attention scale for a context factor f (ggml's
+// rope_yarn and transformers: 0.1 ln f + 1 above 1).
+func yarnMscale(f float64) float64 {
+	if f <= 1 {
+		return 1
+	}
+	return 1 + 0.1*math.Log(f)
 }
 
 // llama3Factors computes the rope_freqs factors as convert_hf_to_gguf does

@@ -43,6 +43,7 @@ const keyTrueHidden = "krafla.true_hidden_dim"
 const (
 	keyLayerFlags = "krafla.layer_flags"
 	keyAttnScale  = "krafla.attention_scale"
+	keyRopeAttn   = "krafla.rope_attn_factor" // the exact rope_attn_factor when attn_factor·mscale rounds otherwise
 )
 
 // exportArch picks the llama.cpp architecture whose graph computes what the
@@ -328,8 +329,21 @@ func exportMeta(h *mlb.Header, arch string, notice func(string, ...any)) ([]gguf
 			notice("Llama 3 RoPE scaling with low %g, high %g, original context %d: llama.cpp gets the same frequencies, but importing this GGUF again gives other parameters with those frequencies",
 				h.RopeLowFreqFactor, h.RopeHighFreqFactor, h.RopeOrigMaxSeq)
 		}
+	case mlb.RopeYarn:
+		add("rope.scaling.type", gguf.String("yarn"))
+		add("rope.scaling.factor", gguf.Float32(h.RopeFactor))
+		add("rope.scaling.original_context_length", gguf.Uint32(h.RopeOrigMaxSeq))
+		add("rope.scaling.yarn_beta_fast", gguf.Float32(h.RopeLowFreqFactor))
+		add("rope.scaling.yarn_beta_slow", gguf.Float32(h.RopeHighFreqFactor))
+		ms := yarnMscale(float64(h.RopeFactor))
+		if af := float64(h.RopeAttnFactor) / ms; float32(af) != 1 || float32(ms) != h.RopeAttnFactor {
+			add("rope.scaling.attn_factor", gguf.Float32(float32(af)))
+			if float32(float64(float32(af))*ms) != h.RopeAttnFactor {
+				kvs = append(kvs, gguf.KV{Key: keyRopeAttn, Value: gguf.Float32(h.RopeAttnFactor)})
+			}
+		}
 	default:
-		return nil, nil, fmt.Errorf("RoPE type %d (YaRN) is not exported", h.RopeType)
+		return nil, nil, fmt.Errorf("RoPE type %d is not exported", h.RopeType)
 	}
 	if h.SlidingWindow != 0 {
 		add("attention.sliding_window", gguf.Uint32(h.SlidingWindow))

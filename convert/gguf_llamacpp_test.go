@@ -209,7 +209,7 @@ func TestLlamaCppLive(t *testing.T) {
 		}
 		cases = append(cases, tc{"stories260K", out})
 	}
-	archs := []string{"llama", "llama3", "llama-linear", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"}
+	archs := []string{"llama", "llama3", "llama-linear", "llama-yarn", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"}
 	for i, arch := range append(archs, "llama", "qwen3") {
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "ck")

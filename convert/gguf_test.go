@@ -51,7 +51,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 		opt        Options
 	}{
 		{"llama", "llama", Options{}}, {"llama3", "llama", Options{}}, {"llama-linear", "llama", Options{}},
-		{"mistral", "llama", Options{}}, {"qwen2", "qwen2", Options{}}, {"qwen3", "qwen3", Options{}},
+		{"llama-yarn", "llama", Options{}}, {"mistral", "llama", Options{}}, {"qwen2", "qwen2", Options{}}, {"qwen3", "qwen3", Options{}},
 		{"smollm3", "smollm3", Options{}}, {"gemma", "gemma", Options{}}, {"gemma2", "gemma2", Options{}},
 		{"gemma3", "gemma3", Options{}}, {"phi3", "llama", Options{}}, {"granite", "granite", Options{}},
 		{"qwen3", "qwen3", Options{Type: quantize.TypeQ4_0, Q8Mask: mlb.MaskTokEmb | mlb.MaskW2}},
@@ -342,7 +342,7 @@ func TestGGUFRefusals(t *testing.T) {
 		{"unknown arch", setKV("general.architecture", gguf.String("rwkv7")), `GGUF architecture "rwkv7" is not supported`},
 		{"experts", setKV("llama.expert_count", gguf.Uint32(8)), "8 experts: mixture of experts"},
 		{"pre", setKV("tokenizer.ggml.pre", gguf.String("deepseek-llm")), `pre-tokenizer "deepseek-llm"`},
-		{"yarn", setKV("llama.rope.scaling.type", gguf.String("yarn")), `RoPE scaling "yarn" is not imported`},
+		{"rope", setKV("llama.rope.scaling.type", gguf.String("longrope")), `RoPE scaling "longrope" is not imported`},
 		{"IQ type", func(kvs []gguf.KV, ts []gguf.TensorInfo, data [][]byte) ([]gguf.KV, []gguf.TensorInfo, [][]byte) {
 			for i := range ts {
 				if ts[i].Name == "blk.0.ffn_up.weight" {

@@ -36,7 +36,7 @@ krafla convert gives the same .mlb, bit for bit.
 Where llama.cpp computes something other than the model describes (it fixes
 Gemma's layer pattern and score scale in code, its llama architecture ignores
 a sliding window), export says so; its output then differs from krafla run's.
-Mixture-of-experts parts, YaRN RoPE and linear attention are not exported.`,
+Linear attention (Qwen3.5) is not exported.`,
 		Example: `  krafla export llama.mlb -o llama.gguf
   krafla export qwen3.mlb -o qwen3.gguf -t qwen3-chat.mlt
   ollama create mymodel -f Modelfile    # Modelfile: FROM ./llama.gguf`,
