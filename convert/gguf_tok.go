@@ -183,16 +183,27 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 		if addBOS && t.BOS >= 0 {
 			t.Flags |= mlt.FlagAddBOS
 		}
+		literal, first := 0, ""
 		for i, s := range toks {
 			if types[i] == ggufTokNormal {
 				b, ok := byteLevelDecode(s)
 				if !ok {
-					return nil, nil, errf("tokenizer.ggml.tokens", "token %d %q holds a character outside the byte-level alphabet", i, s)
+					// Not a byte-level piece (some converters mark added
+					// tokens normal): matched literally, as an added token.
+					if literal++; literal == 1 {
+						first = fmt.Sprintf("%d %q", i, s)
+					}
+					t.Tokens[i] = mlt.Token{Attr: mlt.AttrAdded, Bytes: []byte(s)}
+					types[i] = ggufTokUserDefined
+					continue
 				}
 				t.Tokens[i] = mlt.Token{Attr: mlt.AttrNormal, Bytes: b}
 			} else {
 				t.Tokens[i] = mlt.Token{Attr: mlt.AttrAdded, Bytes: []byte(s)}
 			}
+		}
+		if literal > 0 {
+			warns = append(warns, fmt.Sprintf("%d tokens typed normal are not byte-level pieces (first: %s): kept as added tokens, matched literally", literal, first))
 		}
 		mv, _ := f.Lookup("tokenizer.ggml.merges")
 		merges, ok := mv.Strings()
