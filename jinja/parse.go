@@ -422,13 +422,7 @@ func (p *parser) parseSignature() ([]string, []node) {
 	var params []string
 	var defaults []node
 	p.expectOp("(")
-	for !p.isOp(")") {
-		if len(params) > 0 {
-			p.expectOp(",")
-			if p.isOp(")") {
-				break
-			}
-		}
+	p.commaList(")", func() {
 		t := p.expectName()
 		params = append(params, t.val)
 		if p.skipOp("=") {
@@ -436,8 +430,7 @@ func (p *parser) parseSignature() ([]string, []node) {
 		} else if len(defaults) > 0 {
 			p.fail(t.pos, "non-default argument follows default argument")
 		}
-	}
-	p.advance()
+	})
 	return params, defaults
 }
 
@@ -671,37 +664,35 @@ func (p *parser) parsePrimary() node {
 		case "[":
 			p.advance()
 			n := &listNode{base: base{t.pos}}
-			for !p.isOp("]") {
-				if len(n.items) > 0 {
-					p.expectOp(",")
-					if p.isOp("]") {
-						break
-					}
-				}
-				n.items = append(n.items, p.parseExpr(true))
-			}
-			p.advance()
+			p.commaList("]", func() { n.items = append(n.items, p.parseExpr(true)) })
 			return n
 		case "{":
 			p.advance()
 			n := &dictNode{base: base{t.pos}}
-			for !p.isOp("}") {
-				if len(n.keys) > 0 {
-					p.expectOp(",")
-					if p.isOp("}") {
-						break
-					}
-				}
+			p.commaList("}", func() {
 				n.keys = append(n.keys, p.parseExpr(true))
 				p.expectOp(":")
 				n.vals = append(n.vals, p.parseExpr(true))
-			}
-			p.advance()
+			})
 			return n
 		}
 	}
 	p.fail(t.pos, "unexpected "+p.describe(t))
 	return nil
+}
+
+// commaList parses item ("," item)* [","] up to closer, which it consumes.
+func (p *parser) commaList(closer string, item func()) {
+	for n := 0; !p.isOp(closer); n++ {
+		if n > 0 {
+			p.expectOp(",")
+			if p.isOp(closer) {
+				break
+			}
+		}
+		item()
+	}
+	p.advance()
 }
 
 // postfix: ("." name | "." integer | "[" subscript "]" | "(" args ")")*
