@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -166,6 +167,10 @@ func (s *scheduler) admit(r *request) {
 		seed = rand.Uint64()
 	}
 	topP := float32(r.p.topP)
+	if topP == 0 {
+		// OpenAI's top_p 0 keeps the most likely token; the sampler's 0 is off.
+		topP = math.SmallestNonzeroFloat32
+	}
 	*sl = slot{id: sl.id, sess: sl.sess, cached: sl.cached, used: s.step, penalize: sl.penalize,
 		req: r, pending: r.prompt[k:], reused: k, dec: s.tok.NewStreamDecoder(), stop: stopper{stops: r.p.stop},
 		sampler: infer.NewSampler(infer.SamplerOptions{Temp: float32(r.p.temperature), TopK: r.p.topK, TopP: topP, MinP: float32(r.p.minP), Seed: seed})}

@@ -680,3 +680,18 @@ func TestLogprobs(t *testing.T) {
 		t.Errorf("top_logprobs %v: want 2 alternatives including the token %q drawn", l.TopLogprobs, l.Tokens[0])
 	}
 }
+
+// TestTopPZero: top_p 0 keeps only the most likely token, so a high
+// temperature still gives the greedy text.
+func TestTopPZero(t *testing.T) {
+	s, url := startServer(t, Config{})
+	e := s.eng.Load()
+	bias := noStops(e.tok)
+	prompt := e.tok.Encode("under the ice", false)
+	want := e.tok.Decode(greedy(t, e.m, prompt, 10, bias))
+	_, b := post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": prompt, "max_tokens": 10,
+		"temperature": 2, "top_p": 0, "seed": 9, "logit_bias": bias})
+	if got := decodeCompletion(t, b).Choices[0].Text; got != want {
+		t.Errorf("top_p 0 at temperature 2: %q, want the greedy %q", got, want)
+	}
+}
