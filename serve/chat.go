@@ -161,14 +161,6 @@ func chatLogprobs(lps []tokenLogprob) any {
 	return map[string]any{"content": content}
 }
 
-func (a *chatAnswer) object(kind string, choices []any, u *usage) map[string]any {
-	o := map[string]any{"id": a.id, "object": kind, "created": a.created, "model": a.model, "choices": choices}
-	if u != nil {
-		o["usage"] = u
-	}
-	return o
-}
-
 func (a *chatAnswer) head() any {
 	c := map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}
 	return a.object("chat.completion.chunk", []any{c}, nil)

@@ -100,14 +100,6 @@ func (a *completionAnswer) logprobs(lps []tokenLogprob) *legacyLogprobs {
 	return l
 }
 
-func (a *completionAnswer) object(choices []any, u *usage) map[string]any {
-	o := map[string]any{"id": a.id, "object": "text_completion", "created": a.created, "model": a.model, "choices": choices}
-	if u != nil {
-		o["usage"] = u
-	}
-	return o
-}
-
 func (a *completionAnswer) head() any { return nil }
 
 func (a *completionAnswer) chunk(text string, lps []tokenLogprob, finish string) any {
@@ -115,12 +107,14 @@ func (a *completionAnswer) chunk(text string, lps []tokenLogprob, finish string)
 	if finish != "" {
 		c["finish_reason"] = finish
 	}
-	return a.object([]any{c}, nil)
+	return a.object("text_completion", []any{c}, nil)
 }
 
-func (a *completionAnswer) usageChunk(res *result) any { return a.object([]any{}, usageOf(res)) }
+func (a *completionAnswer) usageChunk(res *result) any {
+	return a.object("text_completion", []any{}, usageOf(res))
+}
 
 func (a *completionAnswer) whole(text string, lps []tokenLogprob, res *result) any {
 	c := map[string]any{"index": 0, "text": text, "logprobs": a.logprobs(lps), "finish_reason": res.finish}
-	return a.object([]any{c}, usageOf(res))
+	return a.object("text_completion", []any{c}, usageOf(res))
 }

@@ -26,15 +26,27 @@ type answer interface {
 // base is what every response of a request repeats: the same id and
 // created on every chunk.
 type base struct {
-	id      string
-	created int64
-	model   string
+	id        string
+	created   int64
+	model     string
+	nullUsage bool // stream_options.include_usage: "usage": null on every chunk but the last, as OpenAI sends
 }
 
-func newBase(prefix, model string) base {
+func newBase(prefix, model string, p genParams) base {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return base{id: prefix + hex.EncodeToString(b[:]), created: time.Now().Unix(), model: model}
+	return base{id: prefix + hex.EncodeToString(b[:]), created: time.Now().Unix(), model: model, nullUsage: p.stream && p.includeUsage}
+}
+
+// object is a response object of the kind with its choices and usage.
+func (b base) object(kind string, choices []any, u *usage) map[string]any {
+	o := map[string]any{"id": b.id, "object": kind, "created": b.created, "model": b.model, "choices": choices}
+	if u != nil {
+		o["usage"] = u
+	} else if b.nullUsage {
+		o["usage"] = nil
+	}
+	return o
 }
 
 type usage struct {
@@ -90,10 +102,10 @@ func (s *Server) endpoint(decode decoder, chat bool) func(http.ResponseWriter, *
 			return
 		}
 		if chat {
-			s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name)})
+			s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name, p)})
 			return
 		}
-		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name)})
+		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name, p)})
 	}
 }
 

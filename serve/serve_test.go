@@ -77,6 +77,9 @@ func TestStreamCompletion(t *testing.T) {
 	if last.Usage == nil || last.Usage.CompletionTokens != 10 || len(last.Choices) != 0 {
 		t.Errorf("last chunk %s: want usage with 10 completion tokens and no choices", r.raw[len(r.raw)-2])
 	}
+	if !strings.Contains(r.raw[0], `"usage":null`) {
+		t.Errorf("first chunk %s: want \"usage\": null before the last chunk", r.raw[0])
+	}
 }
 
 // checkStream checks a stream's shape: [DONE] last, one id and created on
