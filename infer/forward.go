@@ -238,6 +238,15 @@ func (s *Session) attention(l, n int, seqs []seq) {
 		normRope(k, c.NKVHeads, L.kNorm, i)
 	}
 
+	// A sequence cached in f16 attends to its own keys and values rounded
+	// to f16 too, as a later pass will read them from the cache.
+	for _, sq := range seqs {
+		if sq.layers[l].f16() {
+			asm.RoundF16(s.k[sq.off*kvd : (sq.off+sq.n)*kvd])
+			asm.RoundF16(s.v[sq.off*kvd : (sq.off+sq.n)*kvd])
+		}
+	}
+
 	// Scores over positions lo..p for query position p = pos0+i (i the row
 	// within its sequence): keys before pos0 come from the sequence's cache,
 	// the pass's own keys from its rows of s.k, s.v; the order is increasing
@@ -268,7 +277,7 @@ func (s *Session) attention(l, n int, seqs []seq) {
 			// batch's own; the same order either way.
 			nc := max(0, pos0-from)
 			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-				asm.DotF32Strided(w[j:j+cnt], qh, ls.k[slot*kvd+kvo:], kvd)
+				ls.scores(w[j:j+cnt], qh, slot, kvo, kvd)
 			})
 			if nb := len(w) - nc; nb > 0 {
 				asm.DotF32Strided(w[nc:], qh, s.k[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
@@ -286,7 +295,7 @@ func (s *Session) attention(l, n int, seqs []seq) {
 			// before it is added, from +0 (asm.AxpyF32Strided's order).
 			clear(out)
 			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-				asm.AxpyF32Strided(out, w[j:j+cnt], ls.v[slot*kvd+kvo:], kvd)
+				ls.weigh(out, w[j:j+cnt], slot, kvo, kvd)
 			})
 			if len(w) > nc {
 				asm.AxpyF32Strided(out, w[nc:], s.v[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
@@ -299,8 +308,7 @@ func (s *Session) attention(l, n int, seqs []seq) {
 		ls := &sq.layers[l]
 		for i := max(0, sq.n-ls.slots); i < sq.n; i++ {
 			slot, r := (sq.pos0+i)%ls.slots, sq.off+i
-			copy(ls.k[slot*kvd:(slot+1)*kvd], s.k[r*kvd:(r+1)*kvd])
-			copy(ls.v[slot*kvd:(slot+1)*kvd], s.v[r*kvd:(r+1)*kvd])
+			ls.store(slot, kvd, s.k[r*kvd:(r+1)*kvd], s.v[r*kvd:(r+1)*kvd])
 		}
 	}
 	if L.wg != nil {

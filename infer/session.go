@@ -14,9 +14,10 @@ const DefaultBatch = 128
 
 // SessionOptions configure a Session.
 type SessionOptions struct {
-	Ctx     int // positions the KV cache holds; 0: min(max_seq, 4096); at most max_seq
-	Threads int // worker threads; 0: 1
-	Batch   int // prompt tokens per layer pass; 0: DefaultBatch
+	Ctx     int    // positions the KV cache holds; 0: min(max_seq, 4096); at most max_seq
+	Threads int    // worker threads; 0: 1
+	Batch   int    // prompt tokens per layer pass; 0: DefaultBatch
+	KV      KVType // attention cache element type; 0: KVF32
 }
 
 // Session is one sequence being evaluated: its KV cache, recurrent states,
@@ -50,6 +51,8 @@ type Session struct {
 // layerState is the memory one layer keeps between calls.
 type layerState struct {
 	k, v  []float32 // attention: (slots, kv_dim); slot of position p = p mod slots
+	k16   []uint16  // the same in f16 (KVF16; then k, v are nil)
+	v16   []uint16
 	slots int
 	conv  []float32 // linear: (lin_conv−1, C) the last pre-convolution inputs, oldest first
 	s     []float32 // linear: (V, dk, dv) the delta-rule states
@@ -73,6 +76,9 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.KV != KVF32 && opt.KV != KVF16 {
+		return nil, fmt.Errorf("infer: %v: unknown KV cache type", opt.KV)
+	}
 	b := opt.Batch
 	if b <= 0 {
 		b = DefaultBatch
@@ -87,9 +93,9 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 			need += 4 * int64(c.LinConv-1) * int64(c.LinQKV())
 			need += 4 * int64(c.LinV) * int64(c.LinDK) * int64(c.LinDV)
 		case c.isSliding(l):
-			need += 8 * int64(min(ctx, c.SlidingWindow)) * int64(c.KVDim)
+			need += 2 * opt.KV.bytes() * int64(min(ctx, c.SlidingWindow)) * int64(c.KVDim)
 		default:
-			need += 8 * int64(ctx) * int64(c.KVDim)
+			need += 2 * opt.KV.bytes() * int64(ctx) * int64(c.KVDim)
 		}
 	}
 	if mem := physicalMemory(); mem > 0 && need > mem {
@@ -109,8 +115,7 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 		if c.isSliding(l) {
 			ls.slots = min(ctx, c.SlidingWindow)
 		}
-		ls.k = make([]float32, ls.slots*c.KVDim)
-		ls.v = make([]float32, ls.slots*c.KVDim)
+		ls.alloc(opt.KV, c.KVDim)
 	}
 	s.scratch(b, ctx)
 	return s, nil
@@ -177,7 +182,7 @@ func (s *Session) Reset() {
 func (s *Session) CacheBytes() int64 {
 	var n int64
 	for _, ls := range s.layers {
-		n += 4 * int64(len(ls.k)+len(ls.v)+len(ls.conv)+len(ls.s))
+		n += 4*int64(len(ls.k)+len(ls.v)+len(ls.conv)+len(ls.s)) + 2*int64(len(ls.k16)+len(ls.v16))
 	}
 	return n
 }

@@ -19,12 +19,17 @@ func TestBenchDepth(t *testing.T) {
 			t.Errorf("bench table %q: %q appears %d times, want 2", stdout, want, c)
 		}
 	}
+	stdout, _, err = runCLI("bench", model, "-p", "8", "-n", "2", "-r", "1", "--depth", "8", "--kv", "f16")
+	if err != nil || !strings.Contains(stdout, "pp8 @ d8") {
+		t.Errorf("bench --kv f16: %v, output %q", err, stdout)
+	}
 	for _, tc := range []struct {
 		args  []string
 		usage bool
 		want  string
 	}{
 		{[]string{"--depth", "-1"}, true, "--depth -1"},
+		{[]string{"--kv", "q8"}, true, "--kv \"q8\""},
 		{[]string{"--depth", "250", "-p", "16"}, false, "--depth 250 + -p 16"},
 	} {
 		_, _, err := runCLI(append([]string{"bench", model}, tc.args...)...)
