@@ -224,8 +224,9 @@ func TestPrefixReuse(t *testing.T) {
 	}
 }
 
-// TestLoad: 8 concurrent streaming clients, 4 requests each, on 4 slots:
-// every stream complete and well-formed, with the text of the request alone.
+// TestLoad: 8 concurrent streaming clients (chat and completions), 4
+// requests each, on 4 slots: every stream complete and well-formed, with
+// the text of the request alone.
 func TestLoad(t *testing.T) {
 	s, url := startServer(t, Config{Parallel: 4, Queue: 16})
 	e := s.eng.Load()
@@ -233,15 +234,25 @@ func TestLoad(t *testing.T) {
 	const clients, each, n = 8, 4, 16
 	var wg sync.WaitGroup
 	for c := range clients {
-		prompt := e.tok.Encode(strings.Repeat("the mountain ", c+1), false)
+		// Odd clients chat, even ones complete.
+		text := strings.Repeat("the mountain ", c+1)
+		path, object := "/v1/completions", "text_completion"
+		req := map[string]any{"model": "tiny", "prompt": text, "max_tokens": n, "temperature": 0,
+			"stream": true, "stream_options": map[string]any{"include_usage": true}, "logit_bias": bias}
+		prompt := e.tok.Encode(text, e.addBOS)
+		if c%2 == 1 {
+			path, object = "/v1/chat/completions", "chat.completion.chunk"
+			delete(req, "prompt")
+			req["messages"] = []map[string]any{{"role": "user", "content": text}}
+			prompt = e.tok.Encode("<|im_start|>user\n"+text+"<|im_end|>\n<|im_start|>assistant\n", false)
+		}
 		want := e.tok.Decode(greedy(t, e.m, prompt, n, bias))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body, _ := json.Marshal(map[string]any{"model": "tiny", "prompt": prompt, "max_tokens": n, "temperature": 0,
-				"stream": true, "stream_options": map[string]any{"include_usage": true}, "logit_bias": bias})
+			body, _ := json.Marshal(req)
 			for i := range each {
-				resp, err := http.Post(url+"/v1/completions", "application/json", bytes.NewReader(body))
+				resp, err := http.Post(url+path, "application/json", bytes.NewReader(body))
 				if err != nil {
 					t.Errorf("client %d request %d: %v", c, i, err)
 					return
@@ -257,7 +268,7 @@ func TestLoad(t *testing.T) {
 					t.Errorf("client %d request %d: %v", c, i, err)
 					return
 				}
-				checkStream(t, r, "text_completion")
+				checkStream(t, r, object)
 				if r.text != want {
 					t.Errorf("client %d request %d: %q, want %q", c, i, r.text, want)
 				}
