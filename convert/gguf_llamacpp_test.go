@@ -24,10 +24,11 @@ import (
 // (null where the probability underflowed). The golden files keep the top
 // entries only.
 type llamaRun struct {
-	Start    []int          `json:"start"`
-	Tokens   []int          `json:"tokens"`
-	Logprobs [][]*float64   `json:"logprobs,omitempty"`
-	Top      [][][2]float64 `json:"top,omitempty"` // per step: [id, logprob] of the most likely entries
+	Start     []int          `json:"start"`
+	Tokenized [][]int        `json:"tokenized,omitempty"` // llama.cpp's tokens of llamaTexts
+	Tokens    []int          `json:"tokens"`
+	Logprobs  [][]*float64   `json:"logprobs,omitempty"`
+	Top       [][][2]float64 `json:"top,omitempty"` // per step: [id, logprob] of the most likely entries
 	// F32Top: the logprobs llama.cpp gives the same ids running the F32
 	// original (stories260K.gguf itself), the size of Q8_0's own effect.
 	F32Top [][][2]float64 `json:"f32_top,omitempty"`
@@ -180,7 +181,12 @@ func TestLlamaCppLive(t *testing.T) {
 		if err := os.WriteFile(link, mustRead(t, script), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(node, link, gg, fmt.Sprint(n), joinInts(start))
+		texts := filepath.Join(t.TempDir(), "texts.json")
+		tb, _ := json.Marshal(llamaTexts)
+		if err := os.WriteFile(texts, tb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(node, link, gg, fmt.Sprint(n), joinInts(start), texts)
 		cmd.Dir = nlc
 		o, err := cmd.Output()
 		if err != nil {
@@ -246,6 +252,11 @@ func TestLlamaCppLive(t *testing.T) {
 				n = 64
 			}
 			r := run(t, gg, start, n)
+			for i, text := range llamaTexts {
+				if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
+					t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
+				}
+			}
 			k := kraflaRun(t, c.model, start, r.Tokens)
 			agree, diff := compareRuns(r, k)
 			t.Logf("%s (%s): %d of %d greedy tokens agree; max |Δ log p| of the top 8 = %.4g; notices %q", c.name, rep.Arch, agree, n, diff, rep.Notices)
@@ -276,6 +287,10 @@ func TestLlamaCppLive(t *testing.T) {
 		})
 	}
 }
+
+// llamaTexts are tokenized by both (special tokens recognised, no BOS).
+var llamaTexts = []string{"Once upon a time, there was a little girl named Lily.", " two  spaces\n\nand lines",
+	"Hello World 12345 don't", "<|im_start|>user\nhi<|im_end|>", "ünïcödé 東京 🙂"}
 
 func mustRead(t *testing.T, p string) []byte {
 	t.Helper()

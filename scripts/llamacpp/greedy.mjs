@@ -3,14 +3,18 @@
 // probabilities of every vocabulary entry at each step (softmax of the logits:
 // temperature 1, no top-k/top-p/min-p, no penalties).
 //
-//   node greedy.mjs MODEL.gguf STEPS START_ID[,START_ID...]
+//   node greedy.mjs MODEL.gguf STEPS START_ID[,START_ID...] [TEXTS.json]
+//
+// With TEXTS.json (a JSON array of strings) it also prints llama.cpp's
+// tokenization of each text (special tokens parsed, no BOS added) as
+// "tokenized".
 //
 // Run it from a folder where `npm install node-llama-cpp@3.21.1` was done
 // (NODE_PATH or a node_modules above). It uses the CPU build and never
 // compiles llama.cpp.
 import {getLlama} from "node-llama-cpp";
 
-const [modelPath, stepsArg, startArg] = process.argv.slice(2);
+const [modelPath, stepsArg, startArg, textsPath] = process.argv.slice(2);
 const steps = parseInt(stepsArg, 10);
 const start = startArg.split(",").map((s) => parseInt(s, 10));
 
@@ -42,6 +46,10 @@ for (let s = 0; s < steps; s++) {
     out.tokens.push(best);
     out.logprobs.push(lp);
     input = [best];
+}
+if (textsPath) {
+    const fs = await import("node:fs");
+    out.tokenized = JSON.parse(fs.readFileSync(textsPath, "utf8")).map((t) => Array.from(model.tokenize(t, true)));
 }
 console.log(JSON.stringify(out));
 await context.dispose();
