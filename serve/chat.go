@@ -54,10 +54,10 @@ func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
 		if ok, ae := fields(m).str("role", &role); ae != nil || !ok || role == "" {
 			return nil, badParam(param+".role", "required: a string such as \"user\"")
 		}
-		raw, ok := m["content"]
-		if !ok || !fields(m).has("content") {
-			continue
+		if !fields(m).has("content") {
+			continue // null or absent: an assistant message with tool calls
 		}
+		raw := m["content"]
 		var str string
 		if json.Unmarshal(raw, &str) == nil {
 			continue
