@@ -125,6 +125,20 @@ func TestLimits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("deep values built at run time", func(t *testing.T) {
+		// 5000 nested lists: printing, comparing and hashing stop at maxValueDepth
+		src := "{% set ns = namespace(l=[], t=()) %}{% for i in range(5000) %}{% set ns.l = [ns.l] %}{% set ns.t = (ns.t,) %}{% endfor %}" +
+			"{{ (ns.l == ns.l) }}{{ ns.l < ns.l }}"
+		if err := render(src, Options{}); kind(err) != KindType {
+			t.Fatalf("got %v, want a TypeError from comparing past the depth bound", err)
+		}
+		if err := render(src[:strings.Index(src, "{{")]+"{{ {ns.t: 1} }}", Options{}); kind(err) != KindType {
+			t.Fatalf("got %v, want unhashable past the depth bound", err)
+		}
+		if err := render(src[:strings.Index(src, "{{")]+"{{ ns.l | tojson }}", Options{}); kind(err) != KindValue {
+			t.Fatalf("got %v, want tojson's depth error", err)
+		}
+	})
 	t.Run("value depth", func(t *testing.T) {
 		deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
 		if _, err := DecodeJSON([]byte(deep)); err == nil {

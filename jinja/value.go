@@ -113,7 +113,9 @@ type (
 
 // hashKey maps a value to a Go map key with Python's equality: numbers that
 // compare equal share a key.
-func hashKey(k any) (any, bool) {
+func hashKey(k any) (any, bool) { return hashDepth(k, 0) }
+
+func hashDepth(k any, depth int) (any, bool) {
 	switch v := k.(type) {
 	case nil:
 		return noneKey{}, true
@@ -136,13 +138,17 @@ func hashKey(k any) (any, bool) {
 		}
 		return v, true
 	case Tuple:
+		if depth > maxValueDepth {
+			return nil, false
+		}
+		// quoted parts cannot run into each other, so distinct tuples get distinct keys
 		var b strings.Builder
 		for _, x := range v {
-			h, ok := hashKey(x)
+			h, ok := hashDepth(x, depth+1)
 			if !ok {
 				return nil, false
 			}
-			fmt.Fprintf(&b, "%T:%v\x00", h, h)
+			fmt.Fprintf(&b, "%T:%q,", h, fmt.Sprint(h))
 		}
 		return "\x00tuple:" + b.String(), true
 	}
@@ -460,7 +466,14 @@ func number(v any) (f float64, i int64, isInt, ok bool) {
 }
 
 // pyEq is Python's ==.
-func pyEq(a, b any) bool {
+func pyEq(a, b any) bool { return eqDepth(a, b, 0) }
+
+// eqDepth is pyEq with the nesting reached so far: values nested deeper
+// than maxValueDepth (Python would raise RecursionError) compare unequal.
+func eqDepth(a, b any, depth int) bool {
+	if depth > maxValueDepth {
+		return false
+	}
 	if fa, ia, aInt, ok := number(a); ok {
 		fb, ib, bInt, ok := number(b)
 		if !ok {
@@ -480,10 +493,10 @@ func pyEq(a, b any) bool {
 		return ok && sa == sb
 	case []any:
 		y, ok := b.([]any)
-		return ok && seqEq(x, y)
+		return ok && seqEq(x, y, depth)
 	case Tuple:
 		y, ok := b.(Tuple)
-		return ok && seqEq(x, y)
+		return ok && seqEq(x, y, depth)
 	case *Dict:
 		y, ok := b.(*Dict)
 		if !ok || x.Len() != y.Len() {
@@ -491,7 +504,7 @@ func pyEq(a, b any) bool {
 		}
 		for i, k := range x.keys {
 			w, ok := y.Get(k)
-			if !ok || !pyEq(x.vals[i], w) {
+			if !ok || !eqDepth(x.vals[i], w, depth+1) {
 				return false
 			}
 		}
@@ -503,12 +516,12 @@ func pyEq(a, b any) bool {
 	return a == b
 }
 
-func seqEq(x, y []any) bool {
+func seqEq(x, y []any, depth int) bool {
 	if len(x) != len(y) {
 		return false
 	}
 	for i := range x {
-		if !pyEq(x[i], y[i]) {
+		if !eqDepth(x[i], y[i], depth+1) {
 			return false
 		}
 	}
@@ -519,7 +532,12 @@ var errCompare = errors.New("not comparable")
 
 // pyCompare orders a and b as Python's < does: numbers, strings (by code
 // point), lists and tuples; anything else is a TypeError.
-func pyCompare(a, b any) (int, error) {
+func pyCompare(a, b any) (int, error) { return compareDepth(a, b, 0) }
+
+func compareDepth(a, b any, depth int) (int, error) {
+	if depth > maxValueDepth {
+		return 0, errCompare
+	}
 	if fa, ia, aInt, ok := number(a); ok {
 		fb, ib, bInt, ok := number(b)
 		if !ok {
@@ -555,10 +573,10 @@ func pyCompare(a, b any) (int, error) {
 		return 0, errCompare
 	}
 	for i := 0; i < len(x) && i < len(y); i++ {
-		if pyEq(x[i], y[i]) {
+		if eqDepth(x[i], y[i], depth+1) {
 			continue
 		}
-		return pyCompare(x[i], y[i])
+		return compareDepth(x[i], y[i], depth+1)
 	}
 	return cmpOrdered(len(x), len(y)), nil
 }
