@@ -1047,7 +1047,7 @@ func filterWordcount(st *state, a []any, kw []kwarg) any {
 	s := pyStr(st.bind("wordcount", a, kw, "s")[0])
 	n, in := 0, false
 	for _, r := range s {
-		w := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
+		w := unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' // Python's \w: str.isalnum() or "_"
 		if w && !in {
 			n++
 		}
