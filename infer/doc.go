@@ -13,6 +13,9 @@
 //		Stop: tok.StopTokens(), Sampler: infer.NewSampler(opts)}, emit)
 //	r, err := infer.Perplexity(ctx, s, base, ids, infer.ChunkOptions{Chunk: 512, BOS: -1}, nil)
 //	f, err := infer.Imatrix(ctx, s, ids, infer.ChunkOptions{Chunk: 512, BOS: -1}, nil) // MLI1
+//	b, err := m.NewBatch(infer.BatchOptions{Ctx: 4096, Threads: 2}) // several sessions, one pass
+//	err = b.Eval([]infer.BatchItem{{Session: s1, Tokens: next1, Logits: true},
+//		{Session: s2, Tokens: promptChunk}}, func(item int, logits []float32) error { ... })
 //
 // The forward pass follows SPEC.md and ARCHITECTURES.md §5 and §7: pre-norm or
 // sandwich (post_norms) blocks; GQA attention with optional q/k/v biases,
@@ -25,7 +28,8 @@
 //
 // Determinism: for a given file, token sequence and sampling seed the logits are
 // bit-identical whatever the thread count, whichever kernel variant runs and
-// however the prompt is split into batches. Quantized products come from
+// however the prompt is split into batches, and whatever other sessions share
+// a Batch's pass. Quantized products come from
 // package asm, whose pure-Go kernels define the bits; threads split output rows
 // (or independent heads and channels), never one reduction. Every float
 // reduction in this package has a fixed order, written in its kernel's comment
