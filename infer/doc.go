@@ -1,12 +1,13 @@
-// Package infer runs .mlb models on the CPU: it maps the weights in place, keeps
-// a KV cache (a ring of the window for sliding-window layers, only the recurrent
-// state for linear-attention layers), evaluates prompts in batches through each
-// layer, samples tokens, and collects importance matrices, perplexity and KL
+// Package infer runs .mlb models on the CPU: it maps the file, repacks the
+// weights once into the kernels' layout (asm.Packed), keeps a KV cache in
+// f32 or f16 (a ring of the window for sliding-window layers, only the
+// recurrent state for linear-attention layers), evaluates prompts in batches
+// through each layer, samples tokens, and collects importance matrices, perplexity and KL
 // divergence.
 //
 // Use:
 //
-//	m, err := infer.Open("llama.mlb")             // mlb.Open validates; weights stay mapped
+//	m, err := infer.Open("llama.mlb")             // mlb.Open validates the mapped file
 //	s, err := m.NewSession(infer.SessionOptions{Ctx: 4096, Threads: 2})
 //	err = s.Eval(tokens, false, func(i int, logits []float32) error { ... })
 //	res, err := infer.Generate(ctx, s, prompt, infer.GenerateOptions{MaxTokens: 64,
@@ -37,9 +38,10 @@
 // rounded before they are added (float32(a*b) + c) so that no compiler may fuse
 // them into an FMA; SIMD twins of these kernels can reproduce them exactly.
 //
-// Speed: Model.CopyToHugePages copies the weights out of the file mapping
-// into transparent huge pages (krafla run and bench do it by default), which
-// removes a TLB miss every 4 KiB of the weight stream; the worker pool's
+// Speed: Model.CopyToHugePages repacks the weights out of the file mapping
+// into transparent huge pages (krafla run and bench do it by default; else
+// the first pass repacks them into ordinary memory), which removes a TLB miss
+// every 4 KiB of the weight stream; the worker pool's
 // threads spin briefly between products instead of sleeping, since a token
 // runs hundreds of products of a few microseconds each.
 //
