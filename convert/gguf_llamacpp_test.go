@@ -292,6 +292,101 @@ func TestLlamaCppLive(t *testing.T) {
 var llamaTexts = []string{"Once upon a time, there was a little girl named Lily.", " two  spaces\n\nand lines",
 	"Hello World 12345 don't", "<|im_start|>user\nhi<|im_end|>", "ünïcödé 東京 🙂"}
 
+// TestLlamaCppPreTokenizers (opt-in like TestLlamaCppLive) exports one
+// synthesised model with its byte-level tokenizer switched to each
+// pre-tokenizer the export maps and compares llama.cpp's tokenization of
+// llamaTexts with krafla's.
+func TestLlamaCppPreTokenizers(t *testing.T) {
+	nlc := os.Getenv("KRAFLA_LLAMACPP")
+	if nlc == "" {
+		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	script := mustRead(t, filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
+	link := filepath.Join(nlc, "krafla-greedy.mjs")
+	if err := os.WriteFile(link, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := synthMLB(t, "llama", Options{})
+	dir := filepath.Dir(in)
+	base, err := mlt.Open(TokenizerPath(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Merges that cross the pre-tokenizers' boundaries, so that each regex
+	// gives other tokens: a space joined to a digit (GPT-2 keeps " 12345"
+	// whole, Llama 3 splits digits in threes, Qwen 2 and refact one by one)
+	// and a lower-upper pair (Tekken splits "HelloWorld" at the case change).
+	extra := [][2]string{{" ", "1"}, {"1", "2"}, {"12", "3"}, {"4", "5"}, {"o", "W"}, {"W", "o"}, {"oW", "o"}}
+	texts := filepath.Join(dir, "texts.json")
+	all := append([]string{"HelloWorld", "x 12345 y", "ab123cd"}, llamaTexts...)
+	tb, _ := json.Marshal(all)
+	os.WriteFile(texts, tb, 0o644)
+	for _, pre := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact", "tekken"} {
+		t.Run(pre, func(t *testing.T) {
+			tok, _ := mlt.Open(TokenizerPath(in))
+			tok.Flags = base.Flags&(mlt.FlagAddBOS|mlt.FlagChat) | ggufPreFlags[pre]
+			ids := map[string]uint32{}
+			for i, x := range tok.Tokens {
+				if x.Attr == mlt.AttrNormal {
+					ids[string(x.Bytes)] = uint32(i)
+				}
+			}
+			var first [][3]uint32 // ranked before the file's merges
+			for _, m := range extra {
+				id, ok := ids[m[0]+m[1]]
+				if !ok {
+					id = uint32(len(tok.Tokens))
+					ids[m[0]+m[1]] = id
+					tok.Tokens = append(tok.Tokens, mlt.Token{Bytes: []byte(m[0] + m[1])})
+				}
+				first = append(first, [3]uint32{ids[m[0]], ids[m[1]], id})
+			}
+			tok.Merges = append(first, tok.Merges...)
+			if rx, ok := ggufPreRegex[pre]; ok {
+				tok.Flags |= rx.flags&^mlt.FlagAddBOS | mlt.FlagPipeline
+				tok.Pipeline = &mlt.Pipeline{Unk: -1, PreTokenizers: []mlt.Step{mlt.SplitRegex(rx.re), {Op: mlt.OpByteLevel}}}
+				for _, x := range tok.Tokens {
+					if x.Attr == mlt.AttrAdded {
+						tok.Pipeline.Added = append(tok.Pipeline.Added, mlt.AddedSpecial)
+					}
+				}
+			}
+			tp := filepath.Join(dir, pre+".mlt")
+			if err := tok.Write(tp); err != nil {
+				t.Fatal(err)
+			}
+			if tok, err = mlt.Open(tp); err != nil {
+				t.Fatal(err)
+			}
+			gg := filepath.Join(dir, pre+".gguf")
+			if _, err := ExportGGUF(in, gg, ExportOptions{Tokenizer: tp}); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(node, link, gg, "1", fmt.Sprint(base.BOS), texts)
+			cmd.Dir = nlc
+			o, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("llama.cpp: %v", err)
+			}
+			var r llamaRun
+			if err := json.Unmarshal(o, &r); err != nil {
+				t.Fatal(err)
+			}
+			for i, text := range all {
+				if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
+					t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
+				} else if i < 3 {
+					t.Logf("%q: %v", text, got)
+				}
+			}
+		})
+	}
+}
+
 func mustRead(t *testing.T, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
