@@ -325,6 +325,44 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	all := append([]string{"HelloWorld", "x 12345 y", "ab123cd"}, llamaTexts...)
 	tb, _ := json.Marshal(all)
 	os.WriteFile(texts, tb, 0o644)
+	// SentencePiece: stories260K's vocabulary with and without the ▁ prefix
+	// (add_space_prefix, Gemma's flag 128).
+	if p := filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared", "models", "stories260K.gguf"); fileExists(p) {
+		sm := filepath.Join(dir, "stories.mlb")
+		if _, err := ConvertGGUF(context.Background(), p, Options{Out: sm, F16Scales: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, fl := range []uint32{0, mlt.FlagNoPrefix} {
+			t.Run(fmt.Sprintf("spm-flags-%d", fl), func(t *testing.T) {
+				tok, _ := mlt.Open(TokenizerPath(sm))
+				tok.Flags |= fl
+				tp := filepath.Join(dir, fmt.Sprintf("spm%d.mlt", fl))
+				if err := tok.Write(tp); err != nil {
+					t.Fatal(err)
+				}
+				tok, _ = mlt.Open(tp)
+				gg := filepath.Join(dir, fmt.Sprintf("spm%d.gguf", fl))
+				if _, err := ExportGGUF(sm, gg, ExportOptions{Tokenizer: tp}); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(node, link, gg, "1", "1", texts)
+				cmd.Dir = nlc
+				o, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("llama.cpp: %v", err)
+				}
+				var r llamaRun
+				if err := json.Unmarshal(o, &r); err != nil {
+					t.Fatal(err)
+				}
+				for i, text := range all {
+					if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
+						t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
+					}
+				}
+			})
+		}
+	}
 	for _, pre := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact", "tekken"} {
 		t.Run(pre, func(t *testing.T) {
 			tok, _ := mlt.Open(TokenizerPath(in))
