@@ -558,6 +558,13 @@ func ggufTensors(p *ggufPlan, path string) error {
 			p.prods[out] = &ggufProd{src: t, rows: rows, cols: cols, rowOf: rowOf, scale: float32(scale)}
 		}
 	}
+	// vec makes a one-row tensor whose entry i is the source's entry(i): the
+	// q/k biases and norms follow wq's and wk's rows.
+	vec := func(out string, t *gguf.Tensor, n int, entry func(int) int) {
+		if t != nil {
+			p.prods[out] = &ggufProd{src: t, rows: 1, cols: n, entry: entry, scale: 1}
+		}
+	}
 	residual, logitScale := 1.0, 1.0
 	if p.arch == "granite" {
 		m := meta{f: f, arch: p.arch, path: path}
@@ -583,8 +590,8 @@ func ggufTensors(p *ggufPlan, path string) error {
 	h.Vocab = uint32(vocab)
 	prod("tok_emb", get("token_embd.weight", vocab, dim), vocab, dim, nil, 1)
 	for l := 0; l < int(h.NLayers); l++ {
-		b := fmt.Sprintf("blk.%d.", l)
-		o := fmt.Sprintf("blk.%d.", l)
+		b := fmt.Sprintf("blk.%d.", l) // the same prefix in both formats
+		o := b
 		prod(o+"attn_norm", get(b+"attn_norm.weight", dim), 1, dim, nil, 1)
 		if p.a.fused {
 			qkv := get(b+"attn_qkv.weight", qd+2*kvd, dim)
@@ -598,14 +605,13 @@ func ggufTensors(p *ggufPlan, path string) error {
 		}
 		prod(o+"wo", get(b+"attn_output.weight", dim, qd), dim, qd, nil, residual)
 		if h.QKVBias != 0 {
-			// A vector is one row; its entries are permuted as rows of wq are.
-			prod(o+"bq", get(b+"attn_q.bias", qd), 1, qd, nil, 1)
-			prod(o+"bk", get(b+"attn_k.bias", kvd), 1, kvd, nil, 1)
-			prod(o+"bv", get(b+"attn_v.bias", kvd), 1, kvd, nil, 1)
+			vec(o+"bq", get(b+"attn_q.bias", qd), qd, perm)
+			vec(o+"bk", get(b+"attn_k.bias", kvd), kvd, perm)
+			vec(o+"bv", get(b+"attn_v.bias", kvd), kvd, nil)
 		}
 		if h.QKNorm != 0 {
-			prod(o+"q_norm", get(b+"attn_q_norm.weight", hd), 1, hd, nil, 1)
-			prod(o+"k_norm", get(b+"attn_k_norm.weight", hd), 1, hd, nil, 1)
+			vec(o+"q_norm", get(b+"attn_q_norm.weight", hd), hd, perm)
+			vec(o+"k_norm", get(b+"attn_k_norm.weight", hd), hd, perm)
 		}
 		if p.a.sandwich {
 			prod(o+"post_attn_norm", get(b+"post_attention_norm.weight", dim), 1, dim, nil, 1)
@@ -640,17 +646,6 @@ func ggufTensors(p *ggufPlan, path string) error {
 	if perr != nil {
 		return perr
 	}
-	// The permuted vectors: q/k biases and norms follow wq/wk's rows.
-	if perm != nil {
-		for l := 0; l < int(h.NLayers); l++ {
-			for _, n := range []string{"bq", "bk", "q_norm", "k_norm"} {
-				if pr := p.prods[fmt.Sprintf("blk.%d.%s", l, n)]; pr != nil {
-					pr.rowOf = nil
-					pr.colPerm(perm)
-				}
-			}
-		}
-	}
 	var left []string
 	for _, t := range f.Tensors {
 		if !used[t.Name] {
@@ -668,9 +663,6 @@ func ggufTensors(p *ggufPlan, path string) error {
 	}
 	return nil
 }
-
-// colPerm makes a one-row producer read its entries in permuted order.
-func (pr *ggufProd) colPerm(perm func(int) int) { pr.entry = perm }
 
 func sameTensor(a, b *gguf.Tensor) bool {
 	return a.Type == b.Type && fmt.Sprint(a.Shape) == fmt.Sprint(b.Shape) && string(a.Data) == string(b.Data)
