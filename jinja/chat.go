@@ -177,6 +177,8 @@ func (e *jsonEncoder) encode(v any, level int) {
 		e.b.WriteString(strconv.FormatBool(x))
 	case int64:
 		e.b.WriteString(strconv.FormatInt(x, 10))
+	case bigInt:
+		e.b.WriteString(string(x))
 	case float64:
 		e.b.WriteString(jsonFloat(x))
 	case string:

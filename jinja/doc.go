@@ -22,12 +22,14 @@
 // by the same byte count.
 //
 // Where this package knowingly differs from Python: ints are 64-bit (a
-// literal beyond that is a syntax error, JSON beyond that a float); filters
-// that return generators (map, select, selectattr, unique, ...) compute their
-// items at once, so an error in them comes where the filter is rather than
-// where its result is iterated; a pair (any 2-tuple) answers groupby's .grouper and .list; the filters wordwrap, striptags,
-// urlize, urlencode, xmlattr, pprint, filesizeformat and random, and the
-// autoescape and i18n tags, are not there.
+// literal beyond that is a syntax error; a JSON integer beyond it prints and
+// serialises exactly but refuses arithmetic); a 2-tuple answers groupby's
+// .grouper and .list; printed objects have no address ("<generator object
+// select_or_reject>"); jinja2's constant folding, which turns a slice of a
+// literal non-sequence ({{ 1[1:] }}) into Undefined, is not imitated (it is
+// a TypeError, as jinja2 gives for a variable); the filters wordwrap,
+// striptags, urlize, urlencode, xmlattr, pprint, filesizeformat and random,
+// and the autoescape and i18n tags, are not there.
 //
 // A Template is immutable once parsed; Render keeps its state apart, so one
 // template may be rendered from many goroutines at once.

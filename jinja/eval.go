@@ -893,6 +893,11 @@ func (st *state) binop(op string, a, b any) any {
 			st.undefinedError(u)
 		}
 	}
+	for _, v := range []any{a, b} {
+		if _, ok := v.(bigInt); ok {
+			st.fail(KindOverflow, "arithmetic on an integer beyond 64 bits (ints are 64-bit here)")
+		}
+	}
 	fa, ia, aInt, aNum := number(a)
 	fb, ib, bInt, bNum := number(b)
 	if aNum && bNum {

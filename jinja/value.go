@@ -31,6 +31,11 @@ import (
 // it HTML-escapes that string, as MarkupSafe does.
 type Markup string
 
+// bigInt is a JSON integer beyond int64, kept as its digits: it prints and
+// serialises as Python's int does, compares by its digits, and refuses
+// arithmetic (ints are 64-bit in this engine).
+type bigInt string
+
 // Tuple is a Python tuple.
 type Tuple []any
 
@@ -121,6 +126,8 @@ func hashDepth(k any, depth int) (any, bool) {
 		return noneKey{}, true
 	case Undefined:
 		return undefinedKey{}, true
+	case bigInt:
+		return v, true
 	case string:
 		return v, true
 	case Markup:
@@ -162,7 +169,7 @@ func typeName(v any) string {
 		return "NoneType"
 	case bool:
 		return "bool"
-	case int64:
+	case int64, bigInt:
 		return "int"
 	case float64:
 		return "float"
@@ -280,6 +287,8 @@ func writeRepr(b *strings.Builder, v any, depth int) {
 		}
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
+	case bigInt:
+		b.WriteString(string(x))
 	case float64:
 		b.WriteString(floatRepr(x))
 	case string:
@@ -663,8 +672,12 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 func jsonNumber(n json.Number) (any, error) {
 	s := string(n)
 	if !strings.ContainsAny(s, ".eE") {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err == nil {
 			return i, nil
+		}
+		if errors.Is(err, strconv.ErrRange) {
+			return bigInt(s), nil
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -680,7 +693,7 @@ func fromGo(v any, depth int) (any, error) {
 		return nil, fmt.Errorf("nested deeper than %d levels", maxValueDepth)
 	}
 	switch x := v.(type) {
-	case nil, bool, string, int64, float64, Markup, Undefined:
+	case nil, bool, string, int64, float64, Markup, Undefined, bigInt:
 		return x, nil
 	case int:
 		return int64(x), nil
