@@ -174,6 +174,26 @@ func BenchmarkAttention(b *testing.B) {
 	}
 	w := make([]float32, n)
 	y := make([]float32, m)
+	kv16 := make([]uint16, len(kv))
+	PutF16(kv16, kv)
+	b.Run("DotF16Strided", func(b *testing.B) {
+		benchVariants(b, func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				DotF16Strided(w, q, kv16, stride)
+			}
+			c.report(b, 0, 2*m*n)
+		})
+	})
+	b.Run("AxpyF16Strided", func(b *testing.B) {
+		benchVariants(b, func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				AxpyF16Strided(y, w, kv16, stride)
+			}
+			c.report(b, 0, 2*m*n)
+		})
+	})
 	b.Run("DotF32Strided", func(b *testing.B) {
 		benchVariants(b, func(b *testing.B) {
 			c := startCPU()
