@@ -878,10 +878,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 // opt.Type 0, from the source types.
 func ggufTypes(p *ggufPlan, opt Options) error {
 	h := &p.h
-	mats, err := mlb.Tensors(&mlb.Header{Version: h.Version, Dim: h.Dim, NLayers: h.NLayers, NHeads: h.NHeads,
-		NKVHeads: h.NKVHeads, HiddenDim: h.HiddenDim, Vocab: h.Vocab, MaxSeq: h.MaxSeq, RopeTheta: h.RopeTheta,
-		WType: mlb.WTypeQ8_0, SharedClassifier: h.SharedClassifier, QKVBias: h.QKVBias, HeadDim: h.HeadDim,
-		QKNorm: h.QKNorm, PostNorms: h.PostNorms})
+	probe := *h // the tensor list as Q8_0, before the types are chosen
+	probe.WType, probe.Q8Mask = mlb.WTypeQ8_0, 0
+	mats, err := mlb.Tensors(&probe)
 	if err != nil {
 		return fmt.Errorf("convert: the mapped header does not validate: %w", err)
 	}
