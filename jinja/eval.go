@@ -61,9 +61,15 @@ const (
 // maxCallDepth bounds macro recursion (jinja2 has Python's recursion limit).
 var maxCallDepth = 200
 
+// frame is one scope. A for loop's body gets a frame per iteration whose
+// loop variable and single-name target live in fields, so that most
+// iterations allocate no map.
 type frame struct {
-	vars   map[string]any
-	parent *frame
+	vars       map[string]any // nil until something is set
+	loop       *loopContext   // "loop" in a loop body
+	targetName string         // the loop target, when it is one name
+	target     any
+	parent     *frame
 }
 
 func (f *frame) lookup(name string) (any, bool) {
@@ -71,11 +77,24 @@ func (f *frame) lookup(name string) (any, bool) {
 		if v, ok := f.vars[name]; ok {
 			return v, true
 		}
+		if f.targetName == name && name != "" {
+			return f.target, true
+		}
+		if f.loop != nil && name == "loop" {
+			return f.loop, true
+		}
 	}
 	return nil, false
 }
 
-func newFrame(parent *frame) *frame { return &frame{vars: map[string]any{}, parent: parent} }
+func (f *frame) set(name string, v any) {
+	if f.vars == nil {
+		f.vars = make(map[string]any, 4)
+	}
+	f.vars[name] = v
+}
+
+func newFrame(parent *frame) *frame { return &frame{parent: parent} }
 
 type ctl int
 
@@ -118,7 +137,7 @@ func (t *Template) Render(vars map[string]any, opt Options) (out string, err err
 		if err != nil {
 			return "", &Error{Kind: KindType, Line: 1, Col: 1, Msg: fmt.Sprintf("variable %q: %v", k, err)}
 		}
-		top.vars[k] = c
+		top.set(k, c)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -211,7 +230,7 @@ func (st *state) execOne(n node, f *frame) ctl {
 		v = st.applyFilters(n.filter, v, f)
 		st.assign(n.target, v, f)
 	case *macroNode:
-		f.vars[n.name] = &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches}
+		f.set(n.name, &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches})
 	case *callBlockNode:
 		caller := &macro{name: "caller", params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches}
 		v := st.evalCall(n.call, f, caller)
@@ -284,9 +303,12 @@ func (st *state) loop(n *forNode, f *frame, seq any, depth0 int) {
 		st.pos = n.pos
 		st.step()
 		lc.i = i
-		inner := newFrame(f)
-		inner.vars["loop"] = lc
-		st.assign(n.target, it, inner)
+		inner := &frame{parent: f, loop: lc}
+		if name, ok := n.target.(*nameNode); ok && name.name != "loop" {
+			inner.targetName, inner.target = name.name, it
+		} else {
+			st.assign(n.target, it, inner)
+		}
 		if st.exec(n.body, inner) == ctlBreak {
 			break
 		}
@@ -296,7 +318,10 @@ func (st *state) loop(n *forNode, f *frame, seq any, depth0 int) {
 func (st *state) assign(target node, v any, f *frame) {
 	switch t := target.(type) {
 	case *nameNode:
-		f.vars[t.name] = v
+		if f.targetName == t.name { // {% set %} of the loop target inside the body
+			f.targetName = ""
+		}
+		f.set(t.name, v)
 	case *tupleNode:
 		st.pos = t.pos
 		items := st.iterate(v)
@@ -635,7 +660,7 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 	}
 	for i, a := range args {
 		if i < len(m.params) {
-			fr.vars[m.params[i]] = a
+			fr.set(m.params[i], a)
 		} else {
 			varargs = append(varargs, a)
 		}
@@ -643,14 +668,14 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 	extra := NewDict()
 	for _, k := range kw {
 		if k.name == "caller" && m.catches.caller {
-			fr.vars["caller"] = k.val
+			fr.set("caller", k.val)
 			continue
 		}
 		if i := slices.Index(m.params, k.name); i >= 0 {
 			if i < len(args) {
 				st.fail(KindType, "macro '%s' got multiple values for argument '%s'", m.name, k.name)
 			}
-			fr.vars[k.name] = k.val
+			fr.set(k.name, k.val)
 			continue
 		}
 		if !m.catches.kwargs {
@@ -658,8 +683,8 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 		}
 		extra.Set(k.name, k.val)
 	}
-	fr.vars["varargs"] = Tuple(varargs)
-	fr.vars["kwargs"] = extra
+	fr.set("varargs", Tuple(varargs))
+	fr.set("kwargs", extra)
 	firstDefault := len(m.params) - len(m.defaults)
 	st.depth++
 	defer func() { st.depth-- }()
@@ -668,9 +693,9 @@ func (st *state) callMacro(m *macro, args []any, kw []kwarg) any {
 			continue
 		}
 		if i >= firstDefault {
-			fr.vars[p] = st.eval(m.defaults[i-firstDefault], fr)
+			fr.set(p, st.eval(m.defaults[i-firstDefault], fr))
 		} else {
-			fr.vars[p] = Undefined{hint: fmt.Sprintf("parameter '%s' was not provided", p)}
+			fr.set(p, Undefined{hint: fmt.Sprintf("parameter '%s' was not provided", p)})
 		}
 	}
 	st.pos = pos
