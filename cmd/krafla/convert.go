@@ -36,7 +36,7 @@ func newConvertCmd() *cobra.Command {
 	var o convertOptions
 	c := &cobra.Command{
 		Use:   "convert DIR | FILE.gguf",
-		Short: "Convert a Hugging Face checkpoint folder into an .mlb model (and .mlt tokenizer)",
+		Short: "Convert a Hugging Face checkpoint folder or a GGUF file into an .mlb model (and .mlt tokenizer)",
 		Long: `convert reads DIR's config.json and model.safetensors (or the shards listed in
 model.safetensors.index.json; F32, F16 or BF16), maps the architecture onto the
 .mlb format (Llama 1-3, Mistral, Qwen2/2.5, Qwen3, SmolLM3, Gemma 1/2/3,
