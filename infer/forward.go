@@ -22,15 +22,38 @@ func (s *Session) quant(x []float32, n, cols int) {
 // mul computes out[i·w.rows + r] = w row r · activation row i for the n rows
 // quantized last by quant, threads splitting the output rows by groups of
 // the packed layout.
-func (s *Session) mul(out []float32, w *qmat, n int) {
+func (s *Session) mul(out []float32, w *qmat, n int) { s.muls(n, mulJob{out, w}) }
+
+// mulJob is one product of a muls dispatch.
+type mulJob struct {
+	out []float32
+	w   *qmat
+}
+
+// muls runs the products of several matrices with the same input (the n
+// rows quantized last) as one dispatch of the pool, threads splitting the
+// groups of all of them: one synchronization instead of one per matrix,
+// which matters when a token's products take microseconds. Each output is
+// mul's.
+func (s *Session) muls(n int, jobs ...mulJob) {
 	s.m.ensurePacked()
-	cols := w.cols
-	a, da := s.qa[:n*cols], s.da[:n*cols/32]
-	ldo := w.rows
 	const g = asm.GroupRows
-	s.pool.run((w.rows+g-1)/g, minGroups, func(_, lo, hi int) {
-		lo, hi = lo*g, min(hi*g, w.rows)
-		w.pk.MatMul(out[lo:], ldo, lo, hi, a, da, n)
+	total := 0
+	for _, j := range jobs {
+		total += (j.w.rows + g - 1) / g
+	}
+	s.pool.run(total, minGroups, func(_, lo, hi int) {
+		base := 0 // first group of job j in the joint numbering
+		for _, j := range jobs {
+			w := j.w
+			ng := (w.rows + g - 1) / g
+			if a, b := max(lo, base), min(hi, base+ng); a < b {
+				cols := w.cols
+				r0, r1 := (a-base)*g, min((b-base)*g, w.rows)
+				w.pk.MatMul(j.out[r0:], w.rows, r0, r1, s.qa[:n*cols], s.da[:n*cols/32], n)
+			}
+			base += ng
+		}
 	})
 }
 
@@ -124,8 +147,7 @@ func (s *Session) layerPass(tokens []int, seqs []seq) {
 		s.imat.add(l, slotFFNIn, s.xn, n, dim)
 		s.quant(s.xn, n, dim)
 		hd := c.HiddenDim
-		s.mul(s.h1, &L.w1, n)
-		s.mul(s.h3, &L.w3, n)
+		s.muls(n, mulJob{s.h1, &L.w1}, mulJob{s.h3, &L.w3})
 		swiGLU(s.h1[:n*hd], s.h3[:n*hd], c.Act)
 		s.imat.add(l, slotFFNOut, s.h1, n, hd)
 		s.quant(s.h1, n, hd)
@@ -198,11 +220,10 @@ func (s *Session) attention(l, n int, seqs []seq) {
 	c := &m.cfg
 	L := &m.layers[l]
 	hd, qd, kvd := c.HeadDim, c.QDim, c.KVDim
-	s.mul(s.q, &L.wq, n)
-	s.mul(s.k, &L.wk, n)
-	s.mul(s.v, &L.wv, n)
 	if L.wg != nil {
-		s.mul(s.g, L.wg, n)
+		s.muls(n, mulJob{s.q, &L.wq}, mulJob{s.k, &L.wk}, mulJob{s.v, &L.wv}, mulJob{s.g, L.wg})
+	} else {
+		s.muls(n, mulJob{s.q, &L.wq}, mulJob{s.k, &L.wk}, mulJob{s.v, &L.wv})
 	}
 	flags := c.LayerFlags[l]
 	kind := -1 // RoPE table: 0 global, 1 local, -1 none
@@ -343,10 +364,7 @@ func (s *Session) linear(l, n int, seqs []seq) {
 	L := &m.layers[l]
 	C, V, K, dk, dv, kc := c.LinQKV(), c.LinV, c.LinK, c.LinDK, c.LinDV, c.LinConv
 	vd := V * dv
-	s.mul(s.u, &L.lqkv, n)
-	s.mul(s.z, &L.lz, n)
-	s.mul(s.lb, &L.lb, n)
-	s.mul(s.la, &L.la, n)
+	s.muls(n, mulJob{s.u, &L.lqkv}, mulJob{s.z, &L.lz}, mulJob{s.lb, &L.lb}, mulJob{s.la, &L.la})
 
 	// Causal depthwise convolution, then SiLU, channel by channel; the state
 	// holds the last kc−1 pre-convolution inputs of each sequence. Sum order:
