@@ -210,7 +210,7 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 				gt = gguf.Q4_0
 			}
 			items = append(items, item{gguf.TensorInfo{Name: name, Type: gt, Shape: shape}, func() ([]byte, error) {
-				return ggmlBlocks(t, rowOf)
+				return ggmlBlocks(t, rowOf), nil
 			}})
 		default:
 			return nil, fmt.Errorf("export: %s: tensor %s of type %v has no GGUF counterpart", in, t.Name, t.Type)
@@ -260,7 +260,7 @@ func f32Bytes(v []float32) []byte {
 // ggmlBlocks interleaves an .mlb matrix's scales and quants into ggml blocks
 // (an f16 scale, then 32 int8 quants or 16 bytes of nibbles), rows taken in
 // rowOf order. Scales that came from f16 convert back to the same bits.
-func ggmlBlocks(t *mlb.Tensor, rowOf func(int) int) ([]byte, error) {
+func ggmlBlocks(t *mlb.Tensor, rowOf func(int) int) []byte {
 	nb := t.Cols / mlb.BlockSize
 	qb := mlb.BlockSize
 	if t.Type == mlb.Q4_0 {
@@ -278,7 +278,7 @@ func ggmlBlocks(t *mlb.Tensor, rowOf func(int) int) ([]byte, error) {
 			out = append(out, t.Q[(sr*nb+b)*qb:(sr*nb+b+1)*qb]...)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // exportMeta writes the architecture's keys as llama.cpp's loader reads them
