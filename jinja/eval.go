@@ -184,11 +184,19 @@ func (st *state) checkLen(n int) {
 
 // capture renders body in f into a fresh buffer and returns the text.
 func (st *state) capture(body []node, f *frame) string {
+	s, _ := st.captureCtl(body, f)
+	return s
+}
+
+// captureCtl is capture for the bodies of set and filter blocks, which
+// jinja2 compiles inline: a break or continue in them leaves the block
+// (its text unused) and goes on to the enclosing loop.
+func (st *state) captureCtl(body []node, f *frame) (string, ctl) {
 	saved := st.out
 	st.out = &strings.Builder{}
 	defer func() { st.out = saved }()
-	st.exec(body, f)
-	return st.out.String()
+	c := st.exec(body, f)
+	return st.out.String(), c
 }
 
 func (st *state) undefinedError(u Undefined) {
@@ -226,9 +234,11 @@ func (st *state) execOne(n node, f *frame) ctl {
 	case *setNode:
 		st.assign(n.target, st.eval(n.value, f), f)
 	case *setBlockNode:
-		var v any = st.capture(n.body, newFrame(f))
-		v = st.applyFilters(n.filter, v, f)
-		st.assign(n.target, v, f)
+		text, c := st.captureCtl(n.body, newFrame(f))
+		if c != ctlNone {
+			return c
+		}
+		st.assign(n.target, st.applyFilters(n.filter, text, f), f)
 	case *macroNode:
 		f.set(n.name, &macro{name: n.name, params: n.params, defaults: n.defaults, body: n.body, closure: f, catches: n.catches})
 	case *callBlockNode:
@@ -237,8 +247,11 @@ func (st *state) execOne(n node, f *frame) ctl {
 		st.pos = n.pos
 		st.write(pyStr(v))
 	case *filterBlockNode:
-		var v any = st.capture(n.body, newFrame(f))
-		st.write(pyStr(st.applyFilters(n.filter, v, f)))
+		text, c := st.captureCtl(n.body, newFrame(f))
+		if c != ctlNone {
+			return c
+		}
+		st.write(pyStr(st.applyFilters(n.filter, text, f)))
 	case *withNode:
 		inner := newFrame(f)
 		vals := make([]any, len(n.values))

@@ -9,8 +9,9 @@ differential test of package jinja:
 
 "expr" makes one {{ expression }} per case from literals, variables, every
 operator, 50 filters, 21 tests and 28 methods; "template" makes loops over a
-conversation with if/else, set, break/continue, comments, macros and every
-whitespace-control form between random whitespace. Each line is a
+conversation with if/else, set, set blocks, filter and call blocks, macros
+with varargs and kwargs, loop.cycle/changed/previtem, break/continue and
+comments, with every whitespace-control form between random whitespace. Each line is a
 features.json case: {"name", "template", "vars", "want" | "error"}.
 """
 import importlib.util
@@ -117,8 +118,19 @@ def body(d):
             parts.append(ws() + tag("set ns.c = ns.c + 1"))
         elif r < 0.8:
             parts.append(ws() + "{#" + random.choice(["", "-"]) + " c " + random.choice(["", "-"]) + "#}" + ws())
-        elif r < 0.9:
+        elif r < 0.85:
             parts.append(ws() + tag("if loop.index > 2") + tag(random.choice(["break", "continue"])) + tag("endif"))
+        elif r < 0.88:
+            parts.append(ws() + tag("set blk " + random.choice(["", "| trim", "| upper | trim"])) + body(d + 1)
+                         + ws() + tag("endset") + out("'[' ~ blk ~ ']'"))
+        elif r < 0.91:
+            parts.append(ws() + tag("filter " + random.choice(["trim", "upper", "indent(2)", "replace('U', 'u')"]))
+                         + body(d + 1) + ws() + tag("endfilter"))
+        elif r < 0.94:
+            parts.append(ws() + tag("call(x) wrap(m.role)") + ws() + out("x ~ '/' ~ loop.index") + ws() + tag("endcall"))
+        elif r < 0.96:
+            parts.append(ws() + out(random.choice(["loop.cycle('a', 'b')", "loop.changed(m.role)", "loop.previtem.role if loop.previtem",
+                                                   "loop.revindex", "emit(m.role, 1, k='v')"])))
         else:
             parts.append(ws() + tag("for k, v in (m.tool_calls[0].function.arguments if m.tool_calls else {}) | items")
                          + ws() + out("k ~ '=' ~ v") + ws() + tag("endfor"))
@@ -126,7 +138,9 @@ def body(d):
 
 
 def template():
-    t = tag("set ns = namespace(c=0)") + ws() + tag("for m in messages") + body(0) + ws() + tag("endfor") + ws()
+    t = (tag("macro wrap(r)") + ws() + out("'<' ~ caller(r) ~ '>'") + ws() + tag("endmacro") + ws()
+         + tag("macro emit(a)") + out("a ~ varargs|string ~ kwargs|string") + tag("endmacro") + ws()
+         + tag("set ns = namespace(c=0)") + ws() + tag("for m in messages") + body(0) + ws() + tag("endfor") + ws())
     if random.random() < 0.3:
         t += tag("macro mm(a, b='B')") + ws() + out("a ~ b") + ws() + tag("endmacro") + out("mm(1)")
     return t + random.choice(["", "\n", "\n\n"])
