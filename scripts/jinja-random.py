@@ -128,7 +128,14 @@ def body(d):
                          + body(d + 1) + ws() + tag("endfilter"))
         elif r < 0.94:
             parts.append(ws() + tag("call(x) wrap(m.role)") + ws() + out("x ~ '/' ~ loop.index") + ws() + tag("endcall"))
+        elif r < 0.95:
+            inner = random.choice(["'ab'", "[]", "m.content", "messages[:loop.index]", "range(n)"])
+            cond = random.choice(["", " if x != 'a'", " if loop is defined"])
+            parts.append(ws() + tag("for x in " + inner + cond) + ws() + out(random.choice(["x", "loop.index ~ x", "loop.length"]))
+                         + ws() + (tag("else") + "E" if random.random() < 0.5 else "") + ws() + tag("endfor"))
         elif r < 0.96:
+            parts.append(ws() + tag("with q = m.role ~ '!'") + ws() + out("q") + ws() + tag("endwith"))
+        elif r < 0.97:
             parts.append(ws() + out(random.choice(["loop.cycle('a', 'b')", "loop.changed(m.role)", "loop.previtem.role if loop.previtem",
                                                    "loop.revindex", "emit(m.role, 1, k='v')"])))
         else:
