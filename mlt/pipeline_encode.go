@@ -26,7 +26,7 @@ type pipeState struct {
 
 type pipeStep struct {
 	Step
-	split splitter // Split, Replace with a regex; ByteLevel with use_regex
+	split splitter // what finds the matches: of the pattern (Split, Replace), the characters (Digits, Punctuation, WhitespaceSplit, Metaspace), the regex (Whitespace, ByteLevel with use_regex)
 }
 
 // splitter finds the matches of a pattern in s, appending them as byte spans.
