@@ -1083,7 +1083,11 @@ func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, i
 			}
 			return r
 		}
-		return math.Pow(fa, fb)
+		r := math.Pow(fa, fb)
+		if math.IsInf(r, 0) && !math.IsInf(fa, 0) && !math.IsInf(fb, 0) {
+			st.fail(KindOverflow, "(34, 'Numerical result out of range')") // Python's float ** overflows loudly
+		}
+		return r
 	}
 	st.fail(KindType, "unsupported operand %s", op)
 	return nil
