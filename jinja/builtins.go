@@ -306,15 +306,34 @@ func globalCycler(st *state, args []any, kw []kwarg) any {
 	if len(args) == 0 {
 		st.fail(KindRuntime, "at least one item has to be provided")
 	}
-	items := slices.Clone(args)
-	pos := 0
-	ns := NewDict()
-	ns.Set("next", &function{"next", func(st *state, _ []any, _ []kwarg) any {
-		v := items[pos]
-		pos = (pos + 1) % len(items)
-		return v
-	}})
-	return &Namespace{d: ns}
+	return &cycler{items: slices.Clone(args)}
+}
+
+// cycler is jinja2's Cycler: next() returns the items in turn, current the
+// one next() returns next, reset() starts over.
+type cycler struct {
+	items []any
+	pos   int
+}
+
+func (c *cycler) attr(name string) (any, bool) {
+	switch name {
+	case "next":
+		return &function{"next", func(st *state, _ []any, _ []kwarg) any {
+			v := c.items[c.pos]
+			c.pos = (c.pos + 1) % len(c.items)
+			return v
+		}}, true
+	case "reset":
+		return &function{"reset", func(st *state, _ []any, _ []kwarg) any { c.pos = 0; return nil }}, true
+	case "current":
+		return c.items[c.pos], true
+	case "items":
+		return Tuple(slices.Clone(c.items)), true // Cycler(*items) keeps a tuple
+	case "pos":
+		return int64(c.pos), true
+	}
+	return nil, false
 }
 
 // Tests.

@@ -52,6 +52,8 @@ func (st *state) pyAttr(obj any, name string) (any, bool) {
 		return v, ok
 	case *loopContext:
 		return x.attr(name)
+	case *cycler:
+		return x.attr(name)
 	case *macro:
 		if name == "name" {
 			return x.name, true

@@ -191,6 +191,8 @@ func typeName(v any) string {
 		return "LoopContext"
 	case *dictView:
 		return x.kind
+	case *cycler:
+		return "Cycler"
 	case *generator:
 		return "generator"
 	case *macro:
