@@ -23,6 +23,16 @@ func runKrafla(t *testing.T, stdin string, args ...string) (string, string, int)
 	return out.String(), errw.String(), code
 }
 
+// corpusLine is one line of ../shared/chat-templates/cases.jsonl (its README
+// says how jinja2 rendered it).
+type corpusLine struct {
+	Template string          `json:"template"`
+	Date     string          `json:"date"`
+	Vars     json.RawMessage `json:"vars"`
+	Output   *string         `json:"output"`
+	Error    *string         `json:"error"`
+}
+
 // TestTemplateCorpus renders every case of ../shared/chat-templates through
 // the command, as its README describes: stdout must equal jinja2's output
 // byte for byte, and a case where jinja2 raised must exit 1.
@@ -39,13 +49,7 @@ func TestTemplateCorpus(t *testing.T) {
 	n := 0
 	for sc.Scan() {
 		n++
-		var c struct {
-			Template string          `json:"template"`
-			Date     string          `json:"date"`
-			Vars     json.RawMessage `json:"vars"`
-			Output   *string         `json:"output"`
-			Error    *string         `json:"error"`
-		}
+		var c corpusLine
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatalf("line %d: %v", n, err)
 		}
@@ -135,12 +139,7 @@ func TestTemplateMLT(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		var c struct {
-			Template string          `json:"template"`
-			Date     string          `json:"date"`
-			Vars     json.RawMessage `json:"vars"`
-			Output   *string         `json:"output"`
-		}
+		var c corpusLine
 		if json.Unmarshal([]byte(line), &c) != nil || c.Template != "Qwen-Qwen3-0.6B.jinja" || c.Output == nil {
 			continue
 		}
