@@ -38,10 +38,7 @@ type StreamDecoder struct {
 }
 
 // NewStreamDecoder returns a decoder at the start of a text.
-func (t *Tokenizer) NewStreamDecoder() *StreamDecoder {
-	t.prepare()
-	return &StreamDecoder{t: t}
-}
+func (t *Tokenizer) NewStreamDecoder() *StreamDecoder { return &StreamDecoder{t: t} }
 
 // Add decodes one more id and returns the text that became final.
 func (d *StreamDecoder) Add(id int) string {
@@ -67,8 +64,8 @@ func (d *StreamDecoder) appendToken(dst []byte, id int) []byte {
 		return dst // no token: skipped like an id outside the vocabulary
 	}
 	b := tok.Bytes
-	if t.pipe != nil && t.pipe.decodeAs != nil {
-		if nb, ok := t.pipe.decodeAs[id]; ok {
+	if t.Pipeline != nil && tok.Attr == AttrAdded {
+		if nb, ok := t.decodeAs()[id]; ok {
 			b = nb
 		}
 	}

@@ -133,6 +133,8 @@ type Tokenizer struct {
 	crossOther map[rune]bool
 	spSplit    bool       // kind 1 with a pipeline: words may be merged apart (▁ is a piece)
 	pipe       *pipeState // the compiled Pipeline, if any
+	decodeOnce sync.Once
+	decodeMap  map[int][]byte // decodeAs
 }
 
 // prepare builds the lookup state used by encoding. It is called lazily by

@@ -14,14 +14,9 @@ import (
 type pipeState struct {
 	raw, norm addedMatcher   // added tokens matched in the raw and in the normalized text
 	opts      []AddedOptions // by token id; 0 for tokens that are not added
-	// decodeAs holds the normalized content of normalized added tokens where
-	// it differs from the content: the tokenizers library decodes such a
-	// token to its normalized form (testdata/pipeline: "ﬁne" under NFKC
-	// decodes as "fine").
-	decodeAs map[int][]byte
-	norms    []pipeStep
-	pres     []pipeStep
-	scratch  sync.Pool // *pipeScratch
+	norms     []pipeStep
+	pres      []pipeStep
+	scratch   sync.Pool // *pipeScratch
 }
 
 type pipeStep struct {
@@ -158,15 +153,8 @@ const whitespaceRegex = `\w+|[^\w\s]+`
 // compilePipeline builds the pipeState of t (t.Pipeline is valid).
 func (t *Tokenizer) compilePipeline() *pipeState {
 	pl := t.Pipeline
-	ps := &pipeState{opts: make([]AddedOptions, len(t.Tokens))}
-	ps.scratch.New = func() any { return new(pipeScratch) }
-	for _, s := range pl.Normalizers {
-		st := pipeStep{Step: s}
-		if s.Op == OpReplace {
-			st.split, _ = newSplitter(s.Pattern, s.Regex) // compiled once by Validate
-		}
-		ps.norms = append(ps.norms, st)
-	}
+	ps := newNormalizers(pl)
+	ps.opts = make([]AddedOptions, len(t.Tokens))
 	for _, s := range pl.PreTokenizers {
 		st := pipeStep{Step: s}
 		switch s.Op {
@@ -201,21 +189,60 @@ func (t *Tokenizer) compilePipeline() *pipeState {
 		k++
 		ps.opts[id] = o
 		if o&AddedNormalized != 0 {
-			c := ps.normalize(string(tok.Bytes))
-			if c != "" {
+			if c := ps.normalize(string(tok.Bytes)); c != "" {
 				ps.norm.add([]byte(c), id)
-			}
-			if c != string(tok.Bytes) {
-				if ps.decodeAs == nil {
-					ps.decodeAs = map[int][]byte{}
-				}
-				ps.decodeAs[id] = []byte(c)
 			}
 			continue
 		}
 		ps.raw.add(tok.Bytes, id)
 	}
 	return ps
+}
+
+// newNormalizers returns a pipeState holding only the normalizers of pl.
+func newNormalizers(pl *Pipeline) *pipeState {
+	ps := &pipeState{}
+	ps.scratch.New = func() any { return new(pipeScratch) }
+	for _, s := range pl.Normalizers {
+		st := pipeStep{Step: s}
+		if s.Op == OpReplace {
+			st.split, _ = newSplitter(s.Pattern, s.Regex) // Validate has compiled it
+		}
+		ps.norms = append(ps.norms, st)
+	}
+	return ps
+}
+
+// decodeAs returns the normalized content of the normalized added tokens
+// where it differs from the content: the tokenizers library decodes such a
+// token to its normalized form (testdata/pipeline: "ﬁne" under NFKC decodes as
+// "fine"). It is built once, without the rest of prepare, so that decoding
+// alone stays cheap.
+func (t *Tokenizer) decodeAs() map[int][]byte {
+	t.decodeOnce.Do(func() {
+		pl := t.Pipeline
+		var ps *pipeState
+		k := 0
+		for id, tok := range t.Tokens {
+			if tok.Attr != AttrAdded {
+				continue
+			}
+			k++
+			if pl.Added[k-1]&AddedNormalized == 0 {
+				continue
+			}
+			if ps == nil {
+				ps = newNormalizers(pl)
+			}
+			if c := ps.normalize(string(tok.Bytes)); c != string(tok.Bytes) {
+				if t.decodeMap == nil {
+					t.decodeMap = map[int][]byte{}
+				}
+				t.decodeMap[id] = []byte(c)
+			}
+		}
+	})
+	return t.decodeMap
 }
 
 // normalize applies the normalizers to s.
