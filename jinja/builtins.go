@@ -974,13 +974,6 @@ func filterSlice(st *state, a []any, kw []kwarg) []any {
 
 func filterTruncate(st *state, a []any, kw []kwarg) any {
 	p := st.bind("truncate", a, kw, "s", "length", "killwords", "end", "leeway")
-	if _, ok := asString(p[0]); !ok && !isString(p[0]) {
-		// jinja2 measures and slices the value itself: a short list comes back as it is
-		if n, isInt := filterLength(st, []any{p[0]}, nil).(int64); isInt && n <= st.intArg("truncate", orDefault(p[1], int64(255)))+5 {
-			return p[0]
-		}
-	}
-	s := []rune(pyStr(p[0]))
 	length := int(st.intArg("truncate", orDefault(p[1], int64(255))))
 	end := pyStr(orDefault(p[3], "..."))
 	lw := orDefault(p[4], nil)
@@ -992,8 +985,17 @@ func filterTruncate(st *state, a []any, kw []kwarg) any {
 	if length < endLen || leeway < 0 {
 		st.fail("AssertionError", "expected length >= %d and leeway >= 0", endLen)
 	}
+	if !isString(p[0]) {
+		// jinja2 measures and slices the value itself: a short list comes back
+		// as it is, a long one fails on the str method it then calls
+		if n := filterLength(st, []any{p[0]}, nil).(int64); n <= int64(length+leeway) {
+			return p[0]
+		}
+		st.fail(KindAttribute, "'%s' object has no attribute 'rsplit'", typeName(p[0]))
+	}
+	s := []rune(pyStr(p[0]))
 	if len(s) <= length+leeway {
-		return string(s)
+		return sameKind(p[0], string(s))
 	}
 	head := string(s[:length-endLen])
 	if truthy(orDefault(p[2], false)) {

@@ -102,6 +102,10 @@ var markupEscaping = map[string]bool{"capitalize": true, "title": true, "lower":
 func markupMethod(name string, m method, self any) *function {
 	return &function{name, func(st *state, args []any, kw []kwarg) any {
 		if !markupEscaping[name] {
+			switch name {
+			case "split", "rsplit", "splitlines", "partition", "rpartition":
+				return markupParts(m(st, self, args, kw))
+			}
 			return m(st, self, args, kw)
 		}
 		esc := func(v any) any {
@@ -139,6 +143,25 @@ func markupMethod(name string, m method, self any) *function {
 		}
 		return r
 	}}
+}
+
+// markupParts makes the strings split and partition return Markup, as MarkupSafe's do.
+func markupParts(r any) any {
+	switch x := r.(type) {
+	case []any:
+		for i, v := range x {
+			if s, ok := v.(string); ok {
+				x[i] = Markup(s)
+			}
+		}
+	case Tuple:
+		for i, v := range x {
+			if s, ok := v.(string); ok {
+				x[i] = Markup(s)
+			}
+		}
+	}
+	return r
 }
 
 func strM(f func(st *state, s string, p []any) any, names ...string) method {
