@@ -117,31 +117,7 @@ func deepSeekBitsOf(r rune) uint8 {
 	return b
 }
 
-var deepSeekASCII = func() (t [utf8.RuneSelf]uint8) {
-	for r := range utf8.RuneSelf {
-		t[r] = deepSeekBitsOf(rune(r))
-	}
-	return t
-}()
-
-func deepSeekAt(s string, i int) (uint8, int) {
-	if c := s[i]; c < utf8.RuneSelf {
-		return deepSeekASCII[c], 1
-	}
-	r, n := utf8.DecodeRuneInString(s[i:])
-	return deepSeekBitsOf(r), n
-}
-
-func deepSeekRun(s string, j int, want uint8) int {
-	for j < len(s) {
-		b, n := deepSeekAt(s, j)
-		if b&want == 0 {
-			break
-		}
-		j += n
-	}
-	return j
-}
+var deepSeekBits = newCharBits(deepSeekBitsOf)
 
 // deepSeekSplitter finds the matches of DeepSeek V3's main regex.
 type deepSeekSplitter struct{}
@@ -153,7 +129,7 @@ func (deepSeekSplitter) matches(s string, out []span, _ *pipeScratch) []span {
 			i = e
 			continue
 		}
-		_, n := deepSeekAt(s, i)
+		_, n := deepSeekBits.at(s, i)
 		i += n
 	}
 	return out
@@ -162,31 +138,31 @@ func (deepSeekSplitter) matches(s string, out []span, _ *pipeScratch) []span {
 // deepSeekMatch returns the end of the match starting at s[i:], or i when no
 // alternative matches there.
 func deepSeekMatch(s string, i int) int {
-	b, n := deepSeekAt(s, i)
+	b, n := deepSeekBits.at(s, i)
 	// [ASCII punctuation][A-Za-z]+
 	if b&dsASCIIPunct != 0 && i+1 < len(s) {
-		if e := deepSeekRun(s, i+1, dsASCIILetter); e > i+1 {
+		if e := deepSeekBits.run(s, i+1, dsASCIILetter); e > i+1 {
 			return e
 		}
 	}
 	// [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+, the prefix tried first
 	if b&(dsNewline|dsLetter|dsPunct) == 0 && i+n < len(s) {
-		if e := deepSeekRun(s, i+n, dsLetter|dsMark); e > i+n {
+		if e := deepSeekBits.run(s, i+n, dsLetter|dsMark); e > i+n {
 			return e
 		}
 	}
 	if b&(dsLetter|dsMark) != 0 {
-		return deepSeekRun(s, i, dsLetter|dsMark)
+		return deepSeekBits.run(s, i, dsLetter|dsMark)
 	}
 	//  ?[\p{P}\p{S}]+[\r\n]*
 	start := i
 	if s[i] == ' ' && i+1 < len(s) {
-		if b2, _ := deepSeekAt(s, i+1); b2&dsPunct != 0 {
+		if b2, _ := deepSeekBits.at(s, i+1); b2&dsPunct != 0 {
 			start = i + 1
 		}
 	}
-	if b2, _ := deepSeekAt(s, start); b2&dsPunct != 0 {
-		return newlines(s, deepSeekRun(s, start, dsPunct))
+	if b2, _ := deepSeekBits.at(s, start); b2&dsPunct != 0 {
+		return newlines(s, deepSeekBits.run(s, start, dsPunct))
 	}
 	if b&dsSpace != 0 {
 		return whitespace(s, i, true)

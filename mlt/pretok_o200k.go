@@ -1,9 +1,6 @@
 package mlt
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode"
 
 // regexO200k is the pre-tokenizer regex of OpenAI's o200k tokenizers (GPT-4o,
 // gpt-oss), exactly as their tokenizer.json spells it.
@@ -40,34 +37,7 @@ func o200kBitsOf(r rune) uint8 {
 	return b
 }
 
-var o200kASCII = func() (t [utf8.RuneSelf]uint8) {
-	for r := range utf8.RuneSelf {
-		t[r] = o200kBitsOf(rune(r))
-	}
-	return t
-}()
-
-// o200kAt returns the bits and byte length of the character at s[i:];
-// an invalid byte is U+FFFD, a symbol.
-func o200kAt(s string, i int) (uint8, int) {
-	if c := s[i]; c < utf8.RuneSelf {
-		return o200kASCII[c], 1
-	}
-	r, n := utf8.DecodeRuneInString(s[i:])
-	return o200kBitsOf(r), n
-}
-
-// o200kRun returns the end of the run of characters with some bit of want at s[j:].
-func o200kRun(s string, j int, want uint8) int {
-	for j < len(s) {
-		b, n := o200kAt(s, j)
-		if b&want == 0 {
-			break
-		}
-		j += n
-	}
-	return j
-}
+var o200kBits = newCharBits(o200kBitsOf)
 
 // o200kUpperLower matches [upper]*[lower]+ at s[j:] with the regex's
 // backtracking: the upper run as long as possible, then a lower run after it;
@@ -77,7 +47,7 @@ func o200kRun(s string, j int, want uint8) int {
 func o200kUpperLower(s string, j int) int {
 	last, k := -1, j // last: end of the last lower character within the upper run
 	for k < len(s) {
-		b, n := o200kAt(s, k)
+		b, n := o200kBits.at(s, k)
 		if b&oUpper == 0 {
 			break
 		}
@@ -86,7 +56,7 @@ func o200kUpperLower(s string, j int) int {
 			last = k
 		}
 	}
-	if e := o200kRun(s, k, oLower); e > k {
+	if e := o200kBits.run(s, k, oLower); e > k {
 		return e
 	}
 	return last
@@ -105,7 +75,7 @@ func o200kContraction(s string, e int) int {
 
 // nextO200k returns the end of the o200k pre-token starting at s[i:].
 func nextO200k(s string, i int) int {
-	b, n := o200kAt(s, i)
+	b, n := o200kBits.at(s, i)
 	prefix := b&(oLetter|oNumber|oNewline) == 0 // [^\r\n\p{L}\p{N}]
 	// [prefix]?[upper]*[lower]+('s...)?, with the prefix tried first.
 	if prefix && i+n < len(s) {
@@ -118,17 +88,17 @@ func nextO200k(s string, i int) int {
 	}
 	// [prefix]?[upper]+[lower]*('s...)?
 	if prefix && i+n < len(s) {
-		if u := o200kRun(s, i+n, oUpper); u > i+n {
-			return o200kContraction(s, o200kRun(s, u, oLower))
+		if u := o200kBits.run(s, i+n, oUpper); u > i+n {
+			return o200kContraction(s, o200kBits.run(s, u, oLower))
 		}
 	}
-	if u := o200kRun(s, i, oUpper); u > i {
-		return o200kContraction(s, o200kRun(s, u, oLower))
+	if u := o200kBits.run(s, i, oUpper); u > i {
+		return o200kContraction(s, o200kBits.run(s, u, oLower))
 	}
 	if b&oNumber != 0 { // \p{N}{1,3}
 		j := i + n
 		for d := 1; d < 3 && j < len(s); d++ {
-			b2, n2 := o200kAt(s, j)
+			b2, n2 := o200kBits.at(s, j)
 			if b2&oNumber == 0 {
 				break
 			}
@@ -140,14 +110,14 @@ func nextO200k(s string, i int) int {
 	const other = oSpace | oLetter | oNumber
 	start := i
 	if s[i] == ' ' && i+1 < len(s) {
-		if b2, _ := o200kAt(s, i+1); b2&other == 0 {
+		if b2, _ := o200kBits.at(s, i+1); b2&other == 0 {
 			start = i + 1
 		}
 	}
-	if b2, _ := o200kAt(s, start); b2&other == 0 {
+	if b2, _ := o200kBits.at(s, start); b2&other == 0 {
 		j := start
 		for j < len(s) {
-			b3, n3 := o200kAt(s, j)
+			b3, n3 := o200kBits.at(s, j)
 			if b3&other != 0 {
 				break
 			}
