@@ -545,6 +545,37 @@ func caseKey(v any, caseSensitive bool) any {
 	return v
 }
 
+// compareKeys is Python's < for sorting keys: an Undefined operand raises
+// UndefinedError (its __lt__ does), other mismatches TypeError.
+func (st *state) compareKeys(a, b any) int {
+	c, err := pyCompare(a, b)
+	if err != nil {
+		for _, v := range []any{a, b} {
+			if u, ok := firstUndefined(v); ok {
+				st.undefinedError(u)
+			}
+		}
+		st.fail(KindType, "'<' not supported between instances of '%s' and '%s'", typeName(a), typeName(b))
+	}
+	return c
+}
+
+// firstUndefined finds the Undefined a comparison of v fails on (v itself,
+// or inside a key list).
+func firstUndefined(v any) (Undefined, bool) {
+	switch x := v.(type) {
+	case Undefined:
+		return x, true
+	case []any:
+		for _, e := range x {
+			if u, ok := firstUndefined(e); ok {
+				return u, true
+			}
+		}
+	}
+	return Undefined{}, false
+}
+
 // sortValues is Python's stable sorted(items, key=key, reverse=rev).
 func (st *state) sortValues(items []any, key func(any) any, rev bool) {
 	keys := make([]any, len(items))
@@ -556,10 +587,7 @@ func (st *state) sortValues(items []any, key func(any) any, rev bool) {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(x, y int) int {
-		c, err := pyCompare(keys[x], keys[y])
-		if err != nil {
-			st.fail(KindType, "'<' not supported between instances of '%s' and '%s'", typeName(keys[x]), typeName(keys[y]))
-		}
+		c := st.compareKeys(keys[x], keys[y])
 		if rev {
 			return -c
 		}
@@ -815,11 +843,7 @@ func (st *state) minMax(fname string, a []any, kw []kwarg, sign int) any {
 	best, bestKey := items[0], key(items[0])
 	for _, it := range items[1:] {
 		k := key(it)
-		c, err := pyCompare(k, bestKey)
-		if err != nil {
-			st.fail(KindType, "'<' not supported between instances of '%s' and '%s'", typeName(k), typeName(bestKey))
-		}
-		if c*sign > 0 {
+		if c := st.compareKeys(k, bestKey); c*sign > 0 {
 			best, bestKey = it, k
 		}
 	}
@@ -918,6 +942,9 @@ func filterRound(st *state, a []any, kw []kwarg) any {
 	prec64 := st.intArg("round", orDefault(p[1], int64(0)))
 	prec := int(max(min(prec64, 400), -400)) // float64 has no digits past these
 	f, _, _, ok := number(p[0])
+	if u, isU := p[0].(Undefined); isU && orDefault(p[2], "common") != "common" {
+		st.undefinedError(u) // ceil and floor multiply it first
+	}
 	if !ok {
 		st.fail(KindType, "type %s doesn't define __round__ method", typeName(p[0]))
 	}
@@ -1013,8 +1040,22 @@ func filterSort(st *state, a []any, kw []kwarg) any {
 	cs := truthy(orDefault(p[2], false))
 	key := func(v any) any { return caseKey(v, cs) }
 	if p[3] != missing && p[3] != nil {
-		get := st.attrGetter(p[3], nil)
-		key = func(v any) any { return caseKey(get(v), cs) }
+		// jinja2's make_multi_attrgetter: "a,b" sorts by a then b, the key a list
+		var gets []func(any) any
+		if s, ok := p[3].(string); ok {
+			for _, part := range strings.Split(s, ",") {
+				gets = append(gets, st.attrGetter(part, nil))
+			}
+		} else {
+			gets = append(gets, st.attrGetter(p[3], nil))
+		}
+		key = func(v any) any {
+			k := make([]any, len(gets))
+			for i, g := range gets {
+				k[i] = caseKey(g(v), cs)
+			}
+			return k
+		}
 	}
 	st.sortValues(items, key, truthy(orDefault(p[1], false)))
 	return items
@@ -1227,6 +1268,36 @@ func pyLower(s string) string {
 			b.WriteString(specialLower[r])
 		default:
 			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// pyCasefold is str.casefold: lower(), then the folds that differ from it (ß -> ss).
+func pyCasefold(s string) string {
+	var b strings.Builder
+	for _, r := range pyLower(s) {
+		if f, ok := specialFold[r]; ok {
+			b.WriteString(f)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// pySwapcase is str.swapcase: upper-case to lower, lower-case to upper
+// (fully: ß becomes SS), title-case and uncased characters unchanged.
+func pySwapcase(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsUpper(r):
+			b.WriteString(pyLower(string(r)))
+		case unicode.IsLower(r):
+			upperRune(&b, r)
+		default:
+			b.WriteRune(r)
 		}
 	}
 	return b.String()

@@ -309,21 +309,14 @@ func init() {
 		}, "old", "new", "count"),
 		"upper":      strOnly(pyUpper),
 		"lower":      strOnly(pyLower),
-		"casefold":   strOnly(pyLower),
+		"casefold":   strOnly(pyCasefold),
 		"title":      strOnly(pyTitle),
 		"capitalize": strOnly(pyCapitalize),
-		"swapcase": strOnly(func(s string) string {
-			return strings.Map(func(r rune) rune {
-				if unicode.IsUpper(r) {
-					return unicode.ToLower(r)
-				}
-				return unicode.ToUpper(r)
-			}, s)
-		}),
-		"find":   findMethod(false, false),
-		"rfind":  findMethod(true, false),
-		"index":  findMethod(false, true),
-		"rindex": findMethod(true, true),
+		"swapcase":   strOnly(pySwapcase),
+		"find":       findMethod(false, false),
+		"rfind":      findMethod(true, false),
+		"index":      findMethod(false, true),
+		"rindex":     findMethod(true, true),
 		"count": strM(func(st *state, s string, p []any) any {
 			sub, off := st.subRange(s, p[1], p[2])
 			if off < 0 {

@@ -31,20 +31,25 @@ EXPR_VARS = {"s": "Hello World", "e": "", "u": "Ísland ß ǅ", "n": 3, "f": 2.5
              "ld": [{"k": "x", "v": 1}, {"k": "y", "v": 2.0}, {"k": "x", "v": None}],
              "d": {"b": 1, "a": [1, 2], "c": {"x": "y"}}, "m": {"role": "user", "content": "hi", "items": 5}}
 LITERALS = ["1", "0", "-2", "2.5", "1e3", "'a'", "'x y'", "''", "none", "true", "false", "[1, 'a']", "[]",
-            "{'k': 1}", "(1, 2)", "'%s-%d'", "' pad '"]
+            "{'k': 1}", "(1, 2)", "'%s-%d'", "' pad '", "'{:>6}|{!r}'", "'%05.1f'", "'ǅx Σ'", "0.1", "'a\\tb'"]
 FILTERS = ["length", "string", "upper", "lower", "title", "capitalize", "trim", "first", "last", "list", "sort",
            "unique", "reverse", "int", "float", "abs", "round", "tojson", "safe", "e", "count", "join(', ')", "join",
            "default('D')", "default('D', true)", "replace('l', 'L')", "map('string')", "map(attribute='k')",
            "selectattr('k', 'equalto', 'x')", "rejectattr('v')", "select", "reject", "sum", "min", "max",
            "dictsort", "items", "indent(2)", "center(9)", "truncate(5, leeway=0)", "batch(2)", "wordcount",
-           "string | length", "tojson(indent=1)", "sort(reverse=true)", "first | string", "list | length"]
+           "string | length", "tojson(indent=1)", "sort(reverse=true)", "first | string", "list | length",
+           "indent(2, true)", "dictsort(by='value')", "sort(attribute='k')", "unique(attribute='k')",
+           "min(attribute='v')", "groupby('k') | list", "slice(2) | list", "selectattr('v', 'none') | list",
+           "tojson(sort_keys=true)", "tojson(separators=(',', ':'))", "format(1)", "round(1, 'floor')"]
 TESTS = ["defined", "undefined", "none", "string", "number", "integer", "float", "mapping", "iterable", "sequence",
          "boolean", "true", "false", "odd", "even", "divisibleby 2", "eq 1", "in [1, 'a']", "lower", "upper",
          "callable"]
 METHODS = ["upper()", "lower()", "strip()", "split()", "split(' ')", "startswith('H')", "endswith('d')",
            "replace('o', '0')", "title()", "find('o')", "count('l')", "items()", "keys()", "values()", "get('a')",
            "get('q', 0)", "index(1)", "isdigit()", "format(1, 2)", "join(['a', 'b'])", "splitlines()",
-           "lstrip('H')", "rsplit(' ', 1)", "partition(' ')", "capitalize()", "zfill(5)", "copy()", "append(1)"]
+           "lstrip('H')", "rsplit(' ', 1)", "partition(' ')", "capitalize()", "zfill(5)", "copy()", "append(1)",
+           "swapcase()", "casefold()", "rjust(8, '*')", "center(7)", "expandtabs(4)", "split(',')", "removeprefix('He')",
+           "rstrip('d')", "istitle()", "isalnum()", "count('')", "rindex('o')", "ljust(3)", "endswith(('x', 'd'))"]
 BINARY = ["+", "-", "*", "/", "//", "%", "**", "~", "==", "!=", "<", ">=", "in", "not in", "and", "or"]
 
 
