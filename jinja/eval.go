@@ -1043,7 +1043,8 @@ func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, i
 			}
 			return q
 		}
-		return math.Floor(fa / fb)
+		d, _ := floatDivmod(fa, fb)
+		return d
 	case "%":
 		if fb == 0 {
 			st.fail(KindZeroDiv, "integer division or modulo by zero")
@@ -1055,10 +1056,7 @@ func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, i
 			}
 			return m
 		}
-		m := math.Mod(fa, fb)
-		if m != 0 && (m < 0) != (fb < 0) {
-			m += fb
-		}
+		_, m := floatDivmod(fa, fb)
 		return m
 	case "**":
 		if fa == 0 && fb < 0 {
@@ -1091,6 +1089,31 @@ func (st *state) arith(op string, fa float64, ia int64, aInt bool, fb float64, i
 	}
 	st.fail(KindType, "unsupported operand %s", op)
 	return nil
+}
+
+// floatDivmod is CPython's float divmod (floatobject.c): the quotient from
+// (a - fmod(a, b)) / b, so that 1 // 0.1 is 9.0 as in Python.
+func floatDivmod(a, b float64) (div, mod float64) {
+	mod = math.Mod(a, b)
+	div = (a - mod) / b
+	if mod != 0 {
+		if (b < 0) != (mod < 0) {
+			mod += b
+			div -= 1
+		}
+	} else {
+		mod = math.Copysign(0, b)
+	}
+	if div != 0 {
+		f := math.Floor(div)
+		if div-f > 0.5 {
+			f++
+		}
+		div = f
+	} else {
+		div = math.Copysign(0, a/b)
+	}
+	return div, mod
 }
 
 func escapeHTML(s string) string {
