@@ -111,6 +111,9 @@ func (st *state) percentFormat(s string, args any) string {
 		case 'r', 'a':
 			b.WriteString(st.pad(truncRunes(pyRepr(v), sp.prec), sp, false))
 		case 'd', 'i', 'u', 'x', 'X', 'o', 'e', 'E', 'f', 'F', 'g', 'G':
+			if u, ok := v.(Undefined); ok { // its __int__ and __float__ raise
+				st.undefinedError(u)
+			}
 			if _, _, _, ok := number(v); !ok {
 				st.fail(KindType, "%%%c format: a real number is required, not %s", c, typeName(v))
 			}
