@@ -27,7 +27,9 @@
 // .grouper and .list; printed objects have no address ("<generator object
 // select_or_reject>"); jinja2's constant folding, which turns a slice of a
 // literal non-sequence ({{ 1[1:] }}) into Undefined, is not imitated (it is
-// a TypeError, as jinja2 gives for a variable); the filters wordwrap,
+// a TypeError, as jinja2 gives for a variable), nor the way it writes a
+// folded negative literal into Python source, so that there -2 ** x means
+// -(2 ** x) when x is not a constant (here it is (-2) ** x); the filters wordwrap,
 // striptags, urlize, urlencode, xmlattr, pprint, filesizeformat and random,
 // and the autoescape and i18n tags, are not there.
 //
