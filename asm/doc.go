@@ -35,11 +35,11 @@
 // attention's float kernels with package infer's definitions (8-lane dot
 // product order, float32(a·x) rounded before the add); their AVX2 versions
 // serve both SIMD variants. ExpShiftF32 (softmax's exponentials) and
-// SiLUMulF32 (SwiGLU) are defined through math.Exp: float32(math.Exp(float64(x))).
-// Their AVX2 versions run only where math.Exp takes its FMA path (amd64 with
-// AVX and FMA) and repeat that path's double operations four lanes at a time,
-// so every lane has math.Exp's bits; TestExpExhaustive (KRAFLA_EXHAUSTIVE=1)
-// checks all 2^32 inputs.
+// SiLUMulF32 (SwiGLU) are defined through ExpF32, a float32 exponential
+// (Cody–Waite reduction, Cephes' polynomial, two exact scalings) within 1 ulp
+// of e^x; their AVX2 versions repeat its float32 operations eight lanes at a
+// time, and TestExpExhaustive (KRAFLA_EXHAUSTIVE=1) checks all 2^32 inputs.
+// DotF16Strided and AxpyF16Strided are the f32 ones over an f16 cache.
 //
 // # Implementation notes
 //

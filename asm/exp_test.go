@@ -38,7 +38,7 @@ func expInputs(r *rand.Rand) []float32 {
 func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
 
 // TestExpKernelsMatchGeneric checks ExpShiftF32 and SiLUMulF32 of every
-// variant against their pure-Go definitions (math.Exp) bit for bit, on every
+// variant against their pure-Go definitions (ExpF32) bit for bit, on every
 // length from 0 to 13 at every offset and on awkward values, with guard
 // elements around the output left untouched.
 func TestExpKernelsMatchGeneric(t *testing.T) {
@@ -105,7 +105,8 @@ func withKernel(k Kernel, f func()) {
 }
 
 // TestExpExhaustive compares ExpShiftF32 (m = 0) of the best variant with
-// math.Exp on all 2^32 float32 bit patterns. It takes about a minute of two
+// the pure-Go ExpF32 on all 2^32 float32 bit patterns, and checks that every
+// finite result lies within 2 ulp of math.Exp. It takes about a minute of two
 // cores, so it runs only with KRAFLA_EXHAUSTIVE=1.
 func TestExpExhaustive(t *testing.T) {
 	if os.Getenv("KRAFLA_EXHAUSTIVE") != "1" {
@@ -128,10 +129,11 @@ func TestExpExhaustive(t *testing.T) {
 				ExpShiftF32(x, 0)
 				for i, v := range x {
 					in := math.Float32frombits(uint32(c*chunk + uint64(i)))
-					if want := float32(math.Exp(float64(in))); !sameBits(v, want) {
+					want := ExpF32(in)
+					if !sameBits(v, want) || expULP(in, v) > 2 {
 						mu.Lock()
 						if bad++; bad <= 10 {
-							t.Errorf("exp(%v (%#x)): got %#x, want %#x", in, math.Float32bits(in), math.Float32bits(v), math.Float32bits(want))
+							t.Errorf("exp(%v (%#x)): got %#x, want %#x (%d ulp from math.Exp)", in, math.Float32bits(in), math.Float32bits(v), math.Float32bits(want), expULP(in, v))
 						}
 						mu.Unlock()
 					}
@@ -142,6 +144,45 @@ func TestExpExhaustive(t *testing.T) {
 	wg.Wait()
 	if bad > 0 {
 		t.Errorf("%d of 2^32 inputs differ", bad)
+	}
+}
+
+// expULP is the distance in float32 steps between got and e^x rounded to
+// float32 (0 for NaN inputs).
+func expULP(x, got float32) int64 {
+	if x != x {
+		return 0
+	}
+	want := float32(math.Exp(float64(x)))
+	d := int64(math.Float32bits(got)) - int64(math.Float32bits(want))
+	return max(d, -d)
+}
+
+// TestExpF32Accuracy checks ExpF32 against math.Exp on a dense sample of the
+// range where results are finite and nonzero, the overflow and underflow
+// ends, and NaN quieting.
+func TestExpF32Accuracy(t *testing.T) {
+	worst := int64(0)
+	for _, r := range [][2]float32{{0, 88.72}, {float32(math.Copysign(0, -1)), -103.9}} {
+		for b := math.Float32bits(r[0]); b <= math.Float32bits(r[1]); b += 997 {
+			x := math.Float32frombits(b)
+			worst = max(worst, expULP(x, ExpF32(x)))
+		}
+	}
+	if worst > 2 {
+		t.Errorf("ExpF32: %d ulp from math.Exp, want ≤ 2", worst)
+	}
+	t.Logf("worst: %d ulp", worst)
+	for _, tc := range []struct{ x, want float32 }{
+		{89, float32(math.Inf(1))}, {float32(math.Inf(1)), float32(math.Inf(1))},
+		{-105, 0}, {float32(math.Inf(-1)), 0}, {0, 1},
+	} {
+		if got := ExpF32(tc.x); got != tc.want {
+			t.Errorf("ExpF32(%v) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+	if got := math.Float32bits(ExpF32(math.Float32frombits(0x7f800001))); got != 0x7fc00001 {
+		t.Errorf("ExpF32(signalling NaN) = %#x, want the quiet %#x", got, 0x7fc00001)
 	}
 }
 

@@ -93,10 +93,8 @@ func axpyF32StridedGeneric(y, w, v []float32, stride int) {
 	}
 }
 
-// ExpShiftF32 sets x[i] = float32(math.Exp(float64(x[i] − m))), the
-// subtraction in float32: the exponentials of softmax. The SIMD version runs
-// where math.Exp takes its FMA path (amd64 with AVX2 and FMA) and repeats that
-// path's operations lane by lane, so the bits are math.Exp's.
+// ExpShiftF32 sets x[i] = ExpF32(x[i] − m), the subtraction in float32: the
+// exponentials of softmax.
 func ExpShiftF32(x []float32, m float32) {
 	if len(x) == 0 {
 		return
@@ -104,9 +102,9 @@ func ExpShiftF32(x []float32, m float32) {
 	expShiftF32(x, m)
 }
 
-// SiLUMulF32 sets g[i] = float32(g[i] / (1 + e)) · u[i] with
-// e = float32(math.Exp(float64(−g[i]))), every operation in float32 in that
-// order (SiLU of the gate times the up projection); len(u) ≥ len(g).
+// SiLUMulF32 sets g[i] = float32(g[i] / (1 + e)) · u[i] with e = ExpF32(−g[i]),
+// every operation in float32 in that order (SiLU of the gate times the up
+// projection); len(u) ≥ len(g).
 func SiLUMulF32(g, u []float32) {
 	if len(u) < len(g) {
 		panic("asm: SiLUMulF32: len(u) < len(g)")
@@ -117,16 +115,61 @@ func SiLUMulF32(g, u []float32) {
 	siluMulF32(g, u[:len(g)])
 }
 
+// The constants of ExpF32: Cody–Waite's split of ln 2 (c1 has 9 significant
+// bits, so n·c1 is exact for |n| ≤ 2^15) and Cephes' expf polynomial.
+const (
+	expLog2e = float32(1.44269504088896341)
+	expC1    = float32(0.693359375)
+	expC2    = float32(-2.12194440e-4)
+	expP0    = float32(1.9875691500e-4)
+	expP1    = float32(1.3981999507e-3)
+	expP2    = float32(8.3334519073e-3)
+	expP3    = float32(4.1665795894e-2)
+	expP4    = float32(1.6666665459e-1)
+	expP5    = float32(5.0000001201e-1)
+	expLo    = float32(-104) // e^-104 is below half the smallest subnormal
+	expHi    = float32(89)   // e^89 is above the largest float32
+)
+
+// ExpF32 is the exponential of the SIMD kernels, defined by its float32
+// operations (each rounded to nearest even, no FMA), within 2 ulp of e^x:
+// NaN gives x + x (quieted); otherwise t = x clamped to [−104, 89],
+// n = roundToEven(t·log2e), r = (t − n·c1) − n·c2, p = Cephes' degree-5
+// polynomial in r by Horner's rule, y = (p·r² + r) + 1, and the result
+// (y·2^⌊n/2⌋)·2^(n−⌊n/2⌋): two exact scalings, so that subnormal results
+// round once and e^89 overflows to +Inf.
+func ExpF32(x float32) float32 {
+	if x != x {
+		return x + x
+	}
+	t := min(max(x, expLo), expHi)
+	n := float32(math.RoundToEven(float64(float32(t * expLog2e))))
+	r := float32(t - float32(n*expC1))
+	r = float32(r - float32(n*expC2))
+	p := float32(expP0 * r)
+	p = float32(p + expP1)
+	p = float32(float32(p*r) + expP2)
+	p = float32(float32(p*r) + expP3)
+	p = float32(float32(p*r) + expP4)
+	p = float32(float32(p*r) + expP5)
+	r2 := float32(r * r)
+	y := float32(float32(float32(p*r2)+r) + 1)
+	e1 := int32(n) >> 1
+	e2 := int32(n) - e1
+	y = float32(y * math.Float32frombits(uint32(e1+127)<<23))
+	return float32(y * math.Float32frombits(uint32(e2+127)<<23))
+}
+
 func expShiftF32Generic(x []float32, m float32) {
 	for i, v := range x {
-		x[i] = float32(math.Exp(float64(v - m)))
+		x[i] = ExpF32(v - m)
 	}
 }
 
 func siluMulF32Generic(g, u []float32) {
 	u = u[:len(g)]
 	for i, v := range g {
-		e := float32(math.Exp(float64(-v)))
+		e := ExpF32(-v)
 		g[i] = v / (1 + e) * u[i]
 	}
 }

@@ -298,23 +298,19 @@ func axpyF32Strided(y, w, v []float32, stride int) {
 	axpyF32StridedGeneric(y, w, v, stride)
 }
 
-// hasExpFMA reports whether math.Exp takes its FMA path here (math's useFMA:
-// AVX and FMA), the one expShiftF32AVX2 and siluMulF32AVX2 reproduce.
-var hasExpFMA = cpu.X86.HasAVX && cpu.X86.HasFMA
-
-// expShiftF32AVX2 is expShiftF32Generic over n elements, n a multiple of 4, ≥ 4.
+// expShiftF32AVX2 is expShiftF32Generic over n elements, n a multiple of 8, ≥ 8.
 //
 //go:noescape
 func expShiftF32AVX2(x *float32, m float32, n int)
 
-// siluMulF32AVX2 is siluMulF32Generic over n elements, n a multiple of 4, ≥ 4.
+// siluMulF32AVX2 is siluMulF32Generic over n elements, n a multiple of 8, ≥ 8.
 //
 //go:noescape
 func siluMulF32AVX2(gate *float32, up *float32, n int)
 
 func expShiftF32(x []float32, m float32) {
-	if active >= AVX2 && hasExpFMA {
-		if n := len(x) &^ 3; n > 0 {
+	if active >= AVX2 {
+		if n := len(x) &^ 7; n > 0 {
 			expShiftF32AVX2(&x[0], m, n)
 			x = x[n:]
 		}
@@ -323,8 +319,8 @@ func expShiftF32(x []float32, m float32) {
 }
 
 func siluMulF32(g, u []float32) {
-	if active >= AVX2 && hasExpFMA {
-		if n := len(g) &^ 3; n > 0 {
+	if active >= AVX2 {
+		if n := len(g) &^ 7; n > 0 {
 			siluMulF32AVX2(&g[0], &u[0], n)
 			g, u = g[n:], u[n:]
 		}

@@ -121,7 +121,7 @@ func softmax(x []float32) {
 			m = v
 		}
 	}
-	asm.ExpShiftF32(x, m) // x[i] = expF32(x[i] − m), same bits
+	asm.ExpShiftF32(x, m) // x[i] = asm.ExpF32(x[i] − m)
 	s := sumF32(x)
 	for i := range x {
 		x[i] /= s
@@ -137,7 +137,7 @@ func swiGLU(g, u []float32, act int) {
 		}
 		return
 	}
-	asm.SiLUMulF32(g, u) // g[i] = silu(g[i])·u[i], same bits
+	asm.SiLUMulF32(g, u) // g[i] = g[i]/(1 + asm.ExpF32(−g[i]))·u[i]
 }
 
 // axpy adds y[i] = y[i] + float32(a·x[i]).
