@@ -231,7 +231,7 @@ func TestProductsMatchGeneric(t *testing.T) {
 	variants(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for _, nb := range blockCounts {
-			for _, n := range []int{1, 2, 3, 4, 5, 9} {
+			for _, n := range []int{1, 2, 3, 4, 5, 9, 17} {
 				for _, extreme := range []bool{false, true} {
 					for _, sk := range scaleKinds {
 						rows := 1 + rng.IntN(20)

@@ -10,9 +10,9 @@ import (
 
 // Product kernels (kernels_avx2_amd64.s, kernels_avx512_amd64.s): ngroups
 // ≥ 1 groups of 16 rows of the packed layout from w, nb ≥ 1 blocks,
-// activations packed by packAct (g = 1 for gemv, 4 for gemm4). gemv writes
-// out[16·j + r], gemm4 out[i·ldo + 16·j + r], for group j, row r,
-// activation row i.
+// activations packed by packAct (g = 1 for gemv, 4 for gemm4, 8 for
+// gemm8). gemv writes out[16·j + r], gemm4 and gemm8 out[i·ldo + 16·j + r],
+// for group j, row r, activation row i.
 
 //go:noescape
 func gemvQ8_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
@@ -33,24 +33,27 @@ func gemvQ8_0AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
 func gemvQ4_0AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
 
 //go:noescape
-func gemm4Q8_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+func gemm8Q8_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
 //go:noescape
-func gemm4Q4_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+func gemm8Q4_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
-// kernelSet is one variant's product kernels for one weight type, with the
-// multiplier of Σa in the activation's per-block correction (the offset its
-// unsigned operand carries: 8 for Q4_0 nibbles, 128 for Q8_0 under VPDPBUSD,
-// 0 for Q8_0 under the AVX2 sign trick).
+// kernelSet is one variant's product kernels for one weight type: gemv, gemm
+// over g activation rows, and the multiplier k of Σa in the activation's
+// per-block correction. The AVX2 kernels subtract k·Σa (k = 8: Q4_0's
+// nibble offset; 0 for Q8_0 under the sign trick); the AVX-512 ones start
+// their sums at it (k = −8, or −128 for VPDPBUSD's offset of Q8_0 weights).
 type kernelSet struct {
-	gemv  func(out *float32, w *byte, ngroups int, nb int, act *byte)
-	gemm4 func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
-	corr  int32
+	gemv func(out *float32, w *byte, ngroups int, nb int, act *byte)
+	gemm func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+	g    int
+	corr int32
+	q4   bool
 }
 
 var kernelSets = [2][2]kernelSet{ // [AVX512?][q4?]
-	{{gemvQ8_0AVX2, gemm4Q8_0AVX2, 0}, {gemvQ4_0AVX2, gemm4Q4_0AVX2, 8}},
-	{{gemvQ8_0AVX512, gemm4Q8_0AVX512, 128}, {gemvQ4_0AVX512, gemm4Q4_0AVX512, 8}},
+	{{gemvQ8_0AVX2, gemm4Q8_0AVX2, 4, 0, false}, {gemvQ4_0AVX2, gemm4Q4_0AVX2, 4, 8, true}},
+	{{gemvQ8_0AVX512, gemm8Q8_0AVX512, 8, -128, false}, {gemvQ4_0AVX512, gemm8Q4_0AVX512, 8, -8, true}},
 }
 
 var scratchPool sync.Pool // *[]byte
@@ -195,20 +198,22 @@ func packActGeneric(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 }
 
 // packedMatMulSIMD runs the kernels of ks: weight groups in tiles of about
-// tileBytes, within a tile every group of 4 activation rows, then the rest one
-// by one; a partial last group goes through a small buffer.
+// tileBytes, within a tile every group of ks.g activation rows, then the rest
+// one by one; a partial last group goes through a small buffer.
 func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	gs := nb * blockStride(ks.corr == 8) // bytes per group
-	n4 := n / 4
-	g4, g1 := nb*160, nb*40
-	sp := getScratch(n4*g4 + (n-4*n4)*g1)
+	gs := nb * blockStride(ks.q4) // bytes per group
+	g := ks.g
+	ng := n / g              // full groups of activation rows
+	gb, ob := nb*40*g, nb*40 // packed bytes per activation group, per single row
+	sp := getScratch(ng*gb + (n-g*ng)*ob)
 	act := *sp
-	for j := range n4 {
-		packAct(act[j*g4:], a[4*j*cols:], da[4*j*nb:], nb, 4, ks.corr)
+	single := func(i int) []byte { return act[ng*gb+(i-g*ng)*ob:] }
+	for j := range ng {
+		packAct(act[j*gb:], a[g*j*cols:], da[g*j*nb:], nb, g, ks.corr)
 	}
-	for i := 4 * n4; i < n; i++ {
-		packAct(act[n4*g4+(i-4*n4)*g1:], a[i*cols:], da[i*nb:], nb, 1, ks.corr)
+	for i := g * ng; i < n; i++ {
+		packAct(single(i), a[i*cols:], da[i*nb:], nb, 1, ks.corr)
 	}
 	full := rows / GroupRows
 	tile := full
@@ -216,29 +221,27 @@ func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int,
 		tile = max(1, tileBytes/gs)
 	}
 	for g0 := 0; g0 < full; g0 += tile {
-		ng := min(tile, full-g0)
+		nt := min(tile, full-g0)
 		wg := &w[g0*gs]
-		for j := range n4 {
-			o := &out[4*j*ldo+g0*GroupRows]
-			ks.gemm4(o, ldo, wg, ng, nb, &act[j*g4])
+		for j := range ng {
+			ks.gemm(&out[g*j*ldo+g0*GroupRows], ldo, wg, nt, nb, &act[j*gb])
 		}
-		for i := 4 * n4; i < n; i++ {
-			o := &out[i*ldo+g0*GroupRows]
-			ks.gemv(o, wg, ng, nb, &act[n4*g4+(i-4*n4)*g1])
+		for i := g * ng; i < n; i++ {
+			ks.gemv(&out[i*ldo+g0*GroupRows], wg, nt, nb, &single(i)[0])
 		}
 	}
 	if rest := rows - full*GroupRows; rest > 0 {
-		var tmp [4 * GroupRows]float32
+		var tmp [8 * GroupRows]float32
 		wg := &w[full*gs]
 		r0 := full * GroupRows
-		for j := range n4 {
-			ks.gemm4(&tmp[0], GroupRows, wg, 1, nb, &act[j*g4])
-			for i := range 4 {
-				copy(out[(4*j+i)*ldo+r0:(4*j+i)*ldo+rows], tmp[i*GroupRows:])
+		for j := range ng {
+			ks.gemm(&tmp[0], GroupRows, wg, 1, nb, &act[j*gb])
+			for i := range g {
+				copy(out[(g*j+i)*ldo+r0:(g*j+i)*ldo+rows], tmp[i*GroupRows:])
 			}
 		}
-		for i := 4 * n4; i < n; i++ {
-			ks.gemv(&tmp[0], wg, 1, nb, &act[n4*g4+(i-4*n4)*g1])
+		for i := g * ng; i < n; i++ {
+			ks.gemv(&tmp[0], wg, 1, nb, &single(i)[0])
 			copy(out[i*ldo+r0:i*ldo+rows], tmp[:rest])
 		}
 	}

@@ -17,7 +17,7 @@ func TestPackActMatchesGeneric(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, nb := range []int{1, 2, 5, 18} {
 		for _, g := range []int{1, 4} {
-			for _, k := range []int32{0, 8, 128} {
+			for _, k := range []int32{0, 8, 128, -8, -128} {
 				for _, extreme := range []bool{false, true} {
 					a := make([]int8, g*nb*32)
 					for i := range a {

@@ -39,9 +39,9 @@ AVX512_DOC = """// AVX-512 kernels over the packed layout (packed.go): a 64-byte
 // VPDPBUSD with the 4 activation quants broadcast (.BCST) adds row r's exact
 // products into int32 lane r. VPDPBUSD multiplies unsigned by signed bytes:
 // Q4_0 nibbles are unsigned; Q8_0 weights are offset by 128 (XOR 0x80). The
-// offsets come off exactly, as the per-block correction packed with the
-// activation (8·Σa or 128·Σa). The float part is the definition's, 16 rows
-// per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
+// offsets come off exactly: the integer sums start at the per-block
+// correction packed with the activation (−8·Σa or −128·Σa). The float part
+// is the definition's, 16 rows per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
 """
 
 def consts2(e):
@@ -226,7 +226,7 @@ def avx512_gemv(e, name, q4):
     e("block:")
     for p in range(0, bs, 64):
         e(f"\tPREFETCHT0 {bs*4+p}(SI)")
-    e("\tVPXORD Z1, Z1, Z1")
+    e("\tVPBROADCASTD 36(R11), Z1")
     e("\tVPXORD Z3, Z3, Z3")
     for k in range(4 if q4 else 8):
         off = 64 + 64*k
@@ -243,7 +243,6 @@ def avx512_gemv(e, name, q4):
             e(f"\tVPXORD {off}(SI), Z31, {t}")
             e(f"\tVPDPBUSD.BCST {4*k}(R11), {t}, {acc}")
     e("\tVPADDD Z3, Z1, Z1")
-    e("\tVPSUBD.BCST 36(R11), Z1, Z1")
     e("\tVCVTDQ2PS Z1, Z1")
     e("\tVBROADCASTSS 32(R11), Z2")
     e("\tVMULPS (SI), Z2, Z2")
@@ -261,7 +260,10 @@ def avx512_gemv(e, name, q4):
     e("\tRET")
     e()
 
-def avx512_gemm4(e, name, q4):
+def avx512_gemm(e, name, q4, G=8):
+    # G activation rows × 16 weight rows per inner loop. Z0..: float sums,
+    # Z8..: int sums (started at the packed −k·Σa), Z16-Z19 weights, Z20 the
+    # block's scales, Z21..: scale products.
     bs = BS[q4]
     e(f"// func {name}(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)")
     e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
@@ -275,44 +277,44 @@ def avx512_gemm4(e, name, q4):
     e("\tMOVQ act+40(FP), R8")
     e("\tLEAQ (R9)(R9*2), R12")
     e("group:")
-    for i in range(4):
+    for i in range(G):
         e(f"\tVPXORD Z{i}, Z{i}, Z{i}")
     e("\tMOVQ R8, R11")
     e("\tMOVQ R10, BX")
     e("block:")
-    for i in range(4):
-        e(f"\tVPXORD Z{4+i}, Z{4+i}, Z{4+i}")
+    for i in range(G):
+        e(f"\tVPBROADCASTD {36*G+4*i}(R11), Z{8+i}")
     for k in range(4 if q4 else 8):
         off = 64 + 64*k
         if q4:
-            l, h = f"Z{8+2*(k%2)}", f"Z{9+2*(k%2)}"
+            l, h = f"Z{16+2*(k%2)}", f"Z{17+2*(k%2)}"
             e(f"\tVPANDD {off}(SI), Z30, {l}")
             e(f"\tVPSRLW $4, {off}(SI), {h}")
             e(f"\tVPANDD Z30, {h}, {h}")
-            for i in range(4):
-                e(f"\tVPDPBUSD.BCST {32*i+4*k}(R11), {l}, Z{4+i}")
-            for i in range(4):
-                e(f"\tVPDPBUSD.BCST {32*i+16+4*k}(R11), {h}, Z{4+i}")
+            for i in range(G):
+                e(f"\tVPDPBUSD.BCST {32*i+4*k}(R11), {l}, Z{8+i}")
+            for i in range(G):
+                e(f"\tVPDPBUSD.BCST {32*i+16+4*k}(R11), {h}, Z{8+i}")
         else:
-            t = f"Z{8+k%4}"
+            t = f"Z{16+k%4}"
             e(f"\tVPXORD {off}(SI), Z31, {t}")
-            for i in range(4):
-                e(f"\tVPDPBUSD.BCST {32*i+4*k}(R11), {t}, Z{4+i}")
-    e("\tVMOVUPS (SI), Z13")
-    for i in range(4):
-        e(f"\tVPSUBD.BCST {144+4*i}(R11), Z{4+i}, Z{4+i}")
-        e(f"\tVCVTDQ2PS Z{4+i}, Z{4+i}")
-        e(f"\tVMULPS.BCST {128+4*i}(R11), Z13, Z{14+i}")
-        e(f"\tVMULPS Z{14+i}, Z{4+i}, Z{4+i}")
-        e(f"\tVADDPS Z{4+i}, Z{i}, Z{i}")
+            for i in range(G):
+                e(f"\tVPDPBUSD.BCST {32*i+4*k}(R11), {t}, Z{8+i}")
+    e("\tVMOVUPS (SI), Z20")
+    for i in range(G):
+        e(f"\tVCVTDQ2PS Z{8+i}, Z{8+i}")
+        e(f"\tVMULPS.BCST {32*G+4*i}(R11), Z20, Z{21+i}")
+        e(f"\tVMULPS Z{21+i}, Z{8+i}, Z{8+i}")
+        e(f"\tVADDPS Z{8+i}, Z{i}, Z{i}")
     e(f"\tADDQ ${bs}, SI")
-    e("\tADDQ $160, R11")
+    e(f"\tADDQ ${40*G}, R11")
     e("\tDECQ BX")
     e("\tJNZ block")
-    e("\tVMOVUPS Z0, (DI)")
-    e("\tVMOVUPS Z1, (DI)(R9*1)")
-    e("\tVMOVUPS Z2, (DI)(R9*2)")
-    e("\tVMOVUPS Z3, (DI)(R12*1)")
+    e("\tLEAQ (DI)(R9*4), R13")
+    for i in range(G):
+        base = "DI" if i < 4 else "R13"
+        idx = ["", "(R9*1)", "(R9*2)", "(R12*1)"][i % 4]
+        e(f"\tVMOVUPS Z{i}, ({base}){idx}")
     e("\tADDQ $64, DI")
     e("\tDECQ CX")
     e("\tJNZ group")
@@ -388,7 +390,7 @@ for fname, doc, fns in [
                                        (avx2_gemm4, "gemm4Q8_0AVX2", False), (avx2_gemm4, "gemm4Q4_0AVX2", True),
                                        (lambda e, name, q4: pack_act(e), "packActAVX2", False)]),
     ("kernels_avx512_amd64.s", AVX512_DOC, [(avx512_gemv, "gemvQ8_0AVX512", False), (avx512_gemv, "gemvQ4_0AVX512", True),
-                                           (avx512_gemm4, "gemm4Q8_0AVX512", False), (avx512_gemm4, "gemm4Q4_0AVX512", True)]),
+                                           (avx512_gemm, "gemm8Q8_0AVX512", False), (avx512_gemm, "gemm8Q4_0AVX512", True)]),
 ]:
     out = []
     header(out, doc)
