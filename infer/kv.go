@@ -38,7 +38,7 @@ func ParseKVType(s string) (KVType, error) {
 	case "f16":
 		return KVF16, nil
 	}
-	return KVF32, fmt.Errorf("--kv %q: want f32 or f16", s)
+	return KVF32, fmt.Errorf("unknown KV cache type %q (want f32 or f16)", s)
 }
 
 // bytes is the size of one cached element.

@@ -28,7 +28,7 @@ type benchOptions struct {
 	Threads            []int
 	CPUProfile         string // pprof CPU profile of the whole run; "": none
 	NoHuge             bool   // repack the weights into ordinary memory
-	KV                 string // KV cache type: f32 or f16
+	KV                 infer.KVType
 }
 
 func newBenchCmd() *cobra.Command {
@@ -55,9 +55,6 @@ memory). --cpuprofile writes a pprof profile of the whole run.`,
 			if o.Depth < 0 {
 				return usageError{fmt.Errorf("--depth %d: want a number of positions, at least 0", o.Depth)}
 			}
-			if _, err := infer.ParseKVType(o.KV); err != nil {
-				return usageError{err}
-			}
 			if o.Reps < 1 {
 				return usageError{fmt.Errorf("-r %d: want at least 1 repetition", o.Reps)}
 			}
@@ -73,7 +70,7 @@ memory). --cpuprofile writes a pprof profile of the whole run.`,
 	f.IntVarP(&o.Prefill, "prompt", "p", 512, "prompt tokens evaluated as one batch (0: skip)")
 	f.IntVarP(&o.Gen, "gen", "n", 128, "tokens generated one at a time (0: skip)")
 	f.IntVarP(&o.Reps, "repetitions", "r", 3, "repetitions of each test (the median is reported)")
-	f.StringVar(&o.KV, "kv", "f32", "KV cache element type: f32, or f16 (half the memory and cache reads)")
+	f.Var(kvFlag{&o.KV}, "kv", "KV cache element type: f32, or f16 (half the memory and cache reads)")
 	f.IntVarP(&o.Depth, "depth", "d", 0, "positions evaluated (untimed) before each test, like llama-bench -d")
 	f.IntSliceVar(&o.Threads, "threads", []int{runtime.NumCPU()}, "thread counts to measure, e.g. 1,2")
 	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages (run's default is huge pages)")
@@ -125,8 +122,7 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 	fmt.Fprintf(tw, "model\tweights\tkernel\tthreads\ttest\tt/s (median)\tmin\tmax\t\n")
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	for _, th := range o.Threads {
-		kv, _ := infer.ParseKVType(o.KV) // checked by the command
-		s, err := m.NewSession(infer.SessionOptions{Ctx: o.Depth + max(o.Prefill, o.Gen), Threads: th, KV: kv})
+		s, err := m.NewSession(infer.SessionOptions{Ctx: o.Depth + max(o.Prefill, o.Gen), Threads: th, KV: o.KV})
 		if err != nil {
 			return err
 		}

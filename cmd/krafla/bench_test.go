@@ -29,7 +29,7 @@ func TestBenchDepth(t *testing.T) {
 		want  string
 	}{
 		{[]string{"--depth", "-1"}, true, "--depth -1"},
-		{[]string{"--kv", "q8"}, true, "--kv \"q8\""},
+		{[]string{"--kv", "q8"}, true, `unknown KV cache type "q8"`},
 		{[]string{"--depth", "250", "-p", "16"}, false, "--depth 250 + -p 16"},
 	} {
 		_, _, err := runCLI(append([]string{"bench", model}, tc.args...)...)
@@ -41,5 +41,31 @@ func TestBenchDepth(t *testing.T) {
 		if got := errors.As(err, &ue); got != tc.usage {
 			t.Errorf("%v: usage error %v, want %v", tc.args, got, tc.usage)
 		}
+	}
+}
+
+// TestKVFlag runs run and ppl with --kv f16: ppl against the same model,
+// whose base keeps the f32 cache, scores a slightly different perplexity.
+func TestKVFlag(t *testing.T) {
+	model := runTestModel(t)
+	if _, _, err := runCLI("run", model, "-p", "a", "-n", "4", "--kv", "f16"); err != nil {
+		t.Fatalf("run --kv f16: %v", err)
+	}
+	text := writeRunText(t, 300)
+	stdout, _, err := runCLI("ppl", model, "-f", text, "--chunk", "64", "--kv", "f16", "--kld", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nll, base string
+	for _, line := range strings.Split(stdout, "\n") {
+		if v, ok := strings.CutPrefix(line, "perplexity: "); ok {
+			nll = v
+		}
+		if v, ok := strings.CutPrefix(line, "base perplexity: "); ok {
+			base = v
+		}
+	}
+	if nll == "" || base == "" || nll == base {
+		t.Errorf("ppl --kv f16 --kld (same model, f32 base): %q, want two different perplexities", stdout)
 	}
 }

@@ -73,6 +73,7 @@ scripted.`,
 		},
 	}
 	o.bind(c)
+	o.bindKV(c)
 	f := c.Flags()
 	f.StringVar(&o.System, "system", "", "system message of the conversation")
 	f.StringVar(&o.Template, "template", "", "chat template FILE: a .jinja file, or a tokenizer_config.json / chat_template.json (default: the tokenizer's)")
@@ -105,7 +106,7 @@ func runChat(ctx context.Context, path string, o chatOptions, in io.Reader, out,
 	if !o.NoHuge {
 		hugePages(m, o.Verbose, errOut)
 	}
-	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads})
+	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads, KV: o.KV})
 	if err != nil {
 		return err
 	}

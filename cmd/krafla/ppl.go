@@ -41,6 +41,7 @@ and how often both models rank the same token first.`,
 		},
 	}
 	o.bind(c)
+	o.bindKV(c)
 	c.Flags().StringVarP(&o.File, "file", "f", "", "text file (required)")
 	c.Flags().IntVar(&o.Chunk, "chunk", 0, "tokens per chunk (0: 512, or the model's context if shorter)")
 	c.Flags().StringVar(&o.KLD, "kld", "", "base model .mlb to compare against")
@@ -76,7 +77,7 @@ func chunkSession(m *infer.Model, o modelOptions, chunk int, bos bool) (*infer.S
 	if ctx < need {
 		return nil, 0, usageError{fmt.Errorf("--chunk %d needs %d positions, more than --ctx %d", chunk, need, ctx)}
 	}
-	s, err := m.NewSession(infer.SessionOptions{Ctx: ctx, Threads: o.Threads})
+	s, err := m.NewSession(infer.SessionOptions{Ctx: ctx, Threads: o.Threads, KV: o.KV})
 	return s, chunk, err
 }
 
@@ -146,7 +147,9 @@ func runPPL(ctx context.Context, path string, o pplOptions, out, errOut io.Write
 			return fmt.Errorf("--kld %s: not the same model as %s (vocab %d, dim %d, %d layers against %d, %d, %d)",
 				o.KLD, path, bc.Vocab, bc.Dim, bc.NLayers, mc.Vocab, mc.Dim, mc.NLayers)
 		}
-		if base, _, err = chunkSession(bm, o.modelOptions, p.opt.Chunk, p.opt.BOS >= 0); err != nil {
+		bo := o.modelOptions
+		bo.KV = infer.KVF32 // --kv is MODEL's: the base keeps f32, so ppl M --kv f16 --kld M measures the f16 cache
+		if base, _, err = chunkSession(bm, bo, p.opt.Chunk, p.opt.BOS >= 0); err != nil {
 			return fmt.Errorf("--kld: %w", err)
 		}
 		defer base.Close()

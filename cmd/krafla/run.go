@@ -30,7 +30,33 @@ type modelOptions struct {
 	Tokenizer string // .mlt path; "": the model's path with .mlt
 	Ctx       int
 	Threads   int
+	KV        infer.KVType // --kv, for the commands that bind it (bindKV)
 }
+
+// bindKV adds --kv, the KV cache element type.
+func (o *modelOptions) bindKV(c *cobra.Command) {
+	c.Flags().Var(kvFlag{&o.KV}, "kv", "KV cache element type: f32, or f16 (half the memory and cache reads; docs/FORMATS.md, Runtime arithmetic)")
+}
+
+// kvFlag is the pflag.Value of --kv.
+type kvFlag struct{ t *infer.KVType }
+
+func (f kvFlag) String() string {
+	if f.t == nil {
+		return infer.KVF32.String()
+	}
+	return f.t.String()
+}
+
+func (f kvFlag) Set(s string) error {
+	k, err := infer.ParseKVType(s)
+	if err == nil {
+		*f.t = k
+	}
+	return err
+}
+
+func (f kvFlag) Type() string { return "type" }
 
 func (o *modelOptions) bind(c *cobra.Command) {
 	c.Flags().StringVarP(&o.Tokenizer, "tokenizer", "t", "", "tokenizer .mlt (default: MODEL with the extension .mlt)")
@@ -83,6 +109,7 @@ any thread count.`,
 		},
 	}
 	o.bind(c)
+	o.bindKV(c)
 	f := c.Flags()
 	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt text (none: start from the BOS token)")
 	f.IntVarP(&o.N, "max-tokens", "n", 256, "tokens to generate at most (-1: until a stop token or a full context)")
@@ -220,7 +247,7 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	case len(prompt) == 0:
 		return usageError{errors.New("-p: the prompt encodes to no tokens")}
 	}
-	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads})
+	s, err := m.NewSession(infer.SessionOptions{Ctx: o.Ctx, Threads: o.Threads, KV: o.KV})
 	if err != nil {
 		return err
 	}
