@@ -293,7 +293,23 @@ func dotF32Strided(out, q, k []float32, stride int) {
 	dotF32StridedGeneric(out, q, k, stride)
 }
 
+// axpyF32StridedAVX512 is axpyF32StridedGeneric for n ≥ 1 values of m ≥ 1
+// floats at stride floats.
+//
+//go:noescape
+func axpyF32StridedAVX512(y *float32, w *float32, v *float32, n int, m int, stride int)
+
+// axpyF16StridedAVX512 is axpyF16StridedGeneric for n ≥ 1 values of m floats
+// (m a multiple of 16, ≥ 16) at stride elements.
+//
+//go:noescape
+func axpyF16StridedAVX512(y *float32, w *float32, v *uint16, n int, m int, stride int)
+
 func axpyF32Strided(y, w, v []float32, stride int) {
+	if active == AVX512 {
+		axpyF32StridedAVX512(&y[0], &w[0], &v[0], len(w), len(y), stride)
+		return
+	}
 	if active >= AVX2 {
 		axpyF32StridedAVX2(&y[0], &w[0], &v[0], len(w), len(y), stride)
 		return
@@ -385,6 +401,10 @@ func dotF16Strided(out, q []float32, k []uint16, stride int) {
 }
 
 func axpyF16Strided(y, w []float32, v []uint16, stride int) {
+	if active == AVX512 && len(y)%16 == 0 {
+		axpyF16StridedAVX512(&y[0], &w[0], &v[0], len(w), len(y), stride)
+		return
+	}
 	if active >= AVX2 && hasF16C && len(y)%8 == 0 {
 		axpyF16StridedAVX2(&y[0], &w[0], &v[0], len(w), len(y), stride)
 		return
