@@ -1,20 +1,13 @@
 //go:build amd64 && gc && !purego
 
 #include "textflag.h"
+#include "float_amd64.h"
 
 // f16 kernels (F16C, present on every AVX2 CPU this package runs): VCVTPS2PH
 // with immediate 0 rounds to nearest even, VCVTPH2PS widens exactly, and the
 // float work is the f32 kernels' (float_amd64.s), lane for lane. Lengths are
 // multiples of 8 (the Go side runs the rest in Go).
 
-#define RED8(accy, accx, dst) \
-	VEXTRACTF128 $1, accy, X9; \
-	VADDPS   X9, accx, X9; \
-	VMOVHLPS X9, X9, X10; \
-	VADDPS   X10, X9, X9; \
-	VMOVSHDUP X9, X10; \
-	VADDSS   X10, X9, X9; \
-	VMOVSS   X9, dst
 
 // One key's 8 f16 at kaddr against the q chunk in Y4 into acc.
 #define DH(kaddr, acc, t) \

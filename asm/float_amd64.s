@@ -1,6 +1,7 @@
 //go:build amd64 && gc && !purego
 
 #include "textflag.h"
+#include "float_amd64.h"
 
 // Float kernels in AVX2 (used by both SIMD variants), bit-identical to their
 // Go twins: a YMM accumulator is the 8 lanes of the definition; the last
@@ -97,14 +98,6 @@ axpydone:
 	RET
 
 // The 8-lane reduction of acc (a YMM) to a float stored at dst.
-#define RED8(accy, accx, dst) \
-	VEXTRACTF128 $1, accy, X9; \
-	VADDPS   X9, accx, X9; \
-	VMOVHLPS X9, X9, X10; \
-	VADDPS   X10, X9, X9; \
-	VMOVSHDUP X9, X10; \
-	VADDSS   X10, X9, X9; \
-	VMOVSS   X9, dst
 
 // Y14 = mask of the first m mod 8 lanes (m in R10).
 #define TAILMASK \

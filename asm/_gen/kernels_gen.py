@@ -44,6 +44,30 @@ AVX512_DOC = """// AVX-512 kernels over the packed layout (packed.go): a 64-byte
 // is the definition's, 16 rows per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
 """
 
+def gemv_head(e, name, consts):
+    # out DI, w SI, ngroups CX, nb R10, act R8
+    e(f"// func {name}(out *float32, w *byte, ngroups int, nb int, act *byte)")
+    e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
+    consts(e)
+    e("\tMOVQ out+0(FP), DI")
+    e("\tMOVQ w+8(FP), SI")
+    e("\tMOVQ ngroups+16(FP), CX")
+    e("\tMOVQ nb+24(FP), R10")
+    e("\tMOVQ act+32(FP), R8")
+
+def gemm_head(e, name, consts):
+    # out DI, 4·ldo R9, w SI, ngroups CX, nb R10, act R8
+    e(f"// func {name}(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)")
+    e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
+    consts(e)
+    e("\tMOVQ out+0(FP), DI")
+    e("\tMOVQ ldo+8(FP), R9")
+    e("\tSHLQ $2, R9")
+    e("\tMOVQ w+16(FP), SI")
+    e("\tMOVQ ngroups+24(FP), CX")
+    e("\tMOVQ nb+32(FP), R10")
+    e("\tMOVQ act+40(FP), R8")
+
 def consts2(e):
     e("\tMOVL $0x00010001, AX")
     e("\tMOVQ AX, X15")
@@ -56,14 +80,7 @@ def avx2_gemv(e, name, q4):
     # Both halves of a group in one pass: each activation broadcast feeds two
     # weight loads. Y0/Y1: float and int sums of rows 0..7, Y8/Y9 of 8..15.
     bs = BS[q4]
-    e(f"// func {name}(out *float32, w *byte, ngroups int, nb int, act *byte)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
-    consts2(e)
-    e("\tMOVQ out+0(FP), DI")
-    e("\tMOVQ w+8(FP), SI")
-    e("\tMOVQ ngroups+16(FP), CX")
-    e("\tMOVQ nb+24(FP), R10")
-    e("\tMOVQ act+32(FP), R8")
+    gemv_head(e, name, consts2)
     e("group:")
     e("\tVXORPS Y0, Y0, Y0")
     e("\tVXORPS Y8, Y8, Y8")
@@ -127,16 +144,7 @@ def avx2_gemv(e, name, q4):
 
 def avx2_gemm4(e, name, q4):
     bs = BS[q4]
-    e(f"// func {name}(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    consts2(e)
-    e("\tMOVQ out+0(FP), DI")
-    e("\tMOVQ ldo+8(FP), R9")
-    e("\tSHLQ $2, R9")
-    e("\tMOVQ w+16(FP), SI")
-    e("\tMOVQ ngroups+24(FP), CX")
-    e("\tMOVQ nb+32(FP), R10")
-    e("\tMOVQ act+40(FP), R8")
+    gemm_head(e, name, consts2)
     e("group:")
     for h in range(2):
         for i in range(4):
@@ -211,14 +219,7 @@ def consts5(e):
 
 def avx512_gemv(e, name, q4):
     bs = BS[q4]
-    e(f"// func {name}(out *float32, w *byte, ngroups int, nb int, act *byte)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
-    consts5(e)
-    e("\tMOVQ out+0(FP), DI")
-    e("\tMOVQ w+8(FP), SI")
-    e("\tMOVQ ngroups+16(FP), CX")
-    e("\tMOVQ nb+24(FP), R10")
-    e("\tMOVQ act+32(FP), R8")
+    gemv_head(e, name, consts5)
     e("group:")
     e("\tVPXORD Z0, Z0, Z0")
     e("\tMOVQ R8, R11")
@@ -265,16 +266,7 @@ def avx512_gemm(e, name, q4, G=8):
     # Z8..: int sums (started at the packed −k·Σa), Z16-Z19 weights, Z20 the
     # block's scales, Z21..: scale products.
     bs = BS[q4]
-    e(f"// func {name}(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)")
-    e(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    consts5(e)
-    e("\tMOVQ out+0(FP), DI")
-    e("\tMOVQ ldo+8(FP), R9")
-    e("\tSHLQ $2, R9")
-    e("\tMOVQ w+16(FP), SI")
-    e("\tMOVQ ngroups+24(FP), CX")
-    e("\tMOVQ nb+32(FP), R10")
-    e("\tMOVQ act+40(FP), R8")
+    gemm_head(e, name, consts5)
     e("\tLEAQ (R9)(R9*2), R12")
     e("group:")
     for i in range(G):
