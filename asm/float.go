@@ -28,6 +28,45 @@ func AxpyF32(y []float32, a float32, x []float32) {
 	axpyF32(y, a, x[:len(y)])
 }
 
+// SumF32 returns Σ x[i] in DotF32's order (lane i mod 8, then the same
+// reduction).
+func SumF32(x []float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return sumF32(x)
+}
+
+// ScaleF32 sets x[i] = x[i]·s.
+func ScaleF32(x []float32, s float32) { scaleF32(x, s, false) }
+
+// DivF32 sets x[i] = x[i] / s.
+func DivF32(x []float32, s float32) { scaleF32(x, s, true) }
+
+func sumF32Generic(x []float32) float32 {
+	var acc [8]float32
+	for i, v := range x {
+		acc[i&7] = acc[i&7] + v
+	}
+	v0 := acc[0] + acc[4]
+	v1 := acc[1] + acc[5]
+	v2 := acc[2] + acc[6]
+	v3 := acc[3] + acc[7]
+	return (v0 + v2) + (v1 + v3)
+}
+
+func scaleF32Generic(x []float32, s float32, div bool) {
+	if div {
+		for i := range x {
+			x[i] /= s
+		}
+		return
+	}
+	for i := range x {
+		x[i] *= s
+	}
+}
+
 func dotF32Generic(a, b []float32) float32 {
 	var acc [8]float32
 	b = b[:len(a)]

@@ -296,3 +296,68 @@ jt:
 asdone:
 	VZEROUPPER
 	RET
+
+// func sumF32AVX2(x *float32, n int) float32
+// DotF32's lanes and reduction over x alone (masked tail lanes add +0).
+TEXT ·sumF32AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+
+sumloop:
+	CMPQ CX, $8
+	JLT  sumtail
+	VADDPS (SI), Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  sumloop
+
+sumtail:
+	TESTQ CX, CX
+	JZ    sumreduce
+	LEAQ tailmask<>(SB), AX
+	MOVQ $8, DX
+	SUBQ CX, DX
+	VMOVDQU (AX)(DX*4), Y2
+	VMASKMOVPS (SI), Y2, Y1
+	VADDPS  Y1, Y0, Y0
+
+sumreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS   X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS   X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS   X1, X0, X0
+	VMOVSS   X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleF32AVX2(x *float32, s float32, n int, div bool)
+// x[i] = x[i]·s (or x[i]/s with div) for i < n, n a multiple of 8, ≥ 8.
+TEXT ·scaleF32AVX2(SB), NOSPLIT, $0-25
+	MOVQ x+0(FP), SI
+	VBROADCASTSS s+8(FP), Y1
+	MOVQ n+16(FP), CX
+	MOVBLZX div+24(FP), AX
+	TESTQ AX, AX
+	JNZ  divloop
+
+mulloop:
+	VMULPS (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  mulloop
+	VZEROUPPER
+	RET
+
+divloop:
+	VMOVUPS (SI), Y0
+	VDIVPS Y1, Y0, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  divloop
+	VZEROUPPER
+	RET

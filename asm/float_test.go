@@ -177,3 +177,37 @@ func FuzzStrided(f *testing.F) {
 		variants(t, func(t *testing.T) { checkStrided(t, "fuzz", q, kv, w, stride, int(pad)%3) })
 	})
 }
+
+// TestSumScaleMatchGeneric compares SumF32, ScaleF32 and DivF32 of every
+// variant with the Go twins, and SumF32 with DotF32 by ones.
+func TestSumScaleMatchGeneric(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(31, 32))
+		for _, n := range []int{1, 3, 7, 8, 9, 16, 31, 100, 4097} {
+			for _, kind := range xKinds {
+				x := make([]float32, n)
+				ones := make([]float32, n)
+				for i := range x {
+					x[i], ones[i] = genX(rng, kind), 1
+				}
+				var want, wantDot float32
+				generic(func() { want, wantDot = SumF32(x), DotF32(x, ones) })
+				if got := SumF32(x); !sameFloat(got, want) || !sameFloat(want, wantDot) {
+					t.Fatalf("n=%d %s: SumF32 = %v, generic %v, DotF32 by ones %v", n, kind, got, want, wantDot)
+				}
+				s := genX(rng, "normal")
+				for _, div := range []bool{false, true} {
+					w := append([]float32(nil), x...)
+					g := append([]float32(nil), x...)
+					generic(func() { scaleF32(w, s, div) })
+					scaleF32(g, s, div)
+					for i := range w {
+						if !sameFloat(g[i], w[i]) {
+							t.Fatalf("n=%d %s div=%v: [%d] got %v, want %v", n, kind, div, i, g[i], w[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -258,6 +258,33 @@ func dotF32AVX2(a *float32, b *float32, n int) float32
 //go:noescape
 func axpyF32AVX2(y *float32, a float32, x *float32, n int)
 
+// sumF32AVX2 is sumF32Generic over n ≥ 1 elements.
+//
+//go:noescape
+func sumF32AVX2(x *float32, n int) float32
+
+// scaleF32AVX2 is scaleF32Generic over n elements, n a multiple of 8, ≥ 8.
+//
+//go:noescape
+func scaleF32AVX2(x *float32, s float32, n int, div bool)
+
+func sumF32(x []float32) float32 {
+	if active >= AVX2 {
+		return sumF32AVX2(&x[0], len(x))
+	}
+	return sumF32Generic(x)
+}
+
+func scaleF32(x []float32, s float32, div bool) {
+	if active >= AVX2 {
+		if n := len(x) &^ 7; n > 0 {
+			scaleF32AVX2(&x[0], s, n, div)
+			x = x[n:]
+		}
+	}
+	scaleF32Generic(x, s, div)
+}
+
 func dotF32(a, b []float32) float32 {
 	if active >= AVX2 {
 		return dotF32AVX2(&a[0], &b[0], len(a))

@@ -51,3 +51,7 @@ func roundF16(x []float32) { roundF16Generic(x) }
 func dotF16Strided(out, q []float32, k []uint16, stride int) { dotF16StridedGeneric(out, q, k, stride) }
 
 func axpyF16Strided(y, w []float32, v []uint16, stride int) { axpyF16StridedGeneric(y, w, v, stride) }
+
+func sumF32(x []float32) float32 { return sumF32Generic(x) }
+
+func scaleF32(x []float32, s float32, div bool) { scaleF32Generic(x, s, div) }

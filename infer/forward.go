@@ -303,12 +303,12 @@ func (s *Session) attention(l, n int, seqs []seq) {
 			if nb := len(w) - nc; nb > 0 {
 				asm.DotF32Strided(w[nc:], qh, s.k[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
 			}
-			for x, v := range w {
-				v *= scale
-				if capv > 0 {
-					v = softcap(v, capv)
+			if capv > 0 {
+				for x, v := range w {
+					w[x] = softcap(v*scale, capv)
 				}
-				w[x] = v
+			} else {
+				asm.ScaleF32(w, scale)
 			}
 			softmax(w)
 			out := s.o[row*qd+h*hd : row*qd+(h+1)*hd]

@@ -13,61 +13,11 @@ import (
 // dotF32 returns Σ a[i]·b[i] over len(a) elements in the 8-lane order: lane
 // l = i mod 8 accumulates acc[l] = acc[l] + float32(a[i]*b[i]) in increasing i;
 // then v[l] = acc[l] + acc[l+4] (l < 4) and r = (v[0] + v[2]) + (v[1] + v[3]).
-// An 8-wide SIMD loop with a masked tail produces the same lanes.
-func dotF32(a, b []float32) float32 {
-	n := len(a)
-	b = b[:n]
-	var a0, a1, a2, a3, a4, a5, a6, a7 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		a0 = a0 + float32(a[0]*b[0])
-		a1 = a1 + float32(a[1]*b[1])
-		a2 = a2 + float32(a[2]*b[2])
-		a3 = a3 + float32(a[3]*b[3])
-		a4 = a4 + float32(a[4]*b[4])
-		a5 = a5 + float32(a[5]*b[5])
-		a6 = a6 + float32(a[6]*b[6])
-		a7 = a7 + float32(a[7]*b[7])
-		a, b = a[8:], b[8:]
-	}
-	if len(a) == 0 {
-		v0, v1, v2, v3 := a0+a4, a1+a5, a2+a6, a3+a7
-		return (v0 + v2) + (v1 + v3)
-	}
-	acc := [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
-	for l := range a {
-		acc[l] = acc[l] + float32(a[l]*b[l])
-	}
-	return reduce8(&acc)
-}
+// asm.DotF32 has this definition (and SIMD versions of it).
+func dotF32(a, b []float32) float32 { return asm.DotF32(a, b[:len(a)]) }
 
-// sumF32 returns Σ x[i] in the same 8-lane order as dotF32.
-func sumF32(x []float32) float32 {
-	var acc [8]float32
-	n := len(x)
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		acc[0] += x[i]
-		acc[1] += x[i+1]
-		acc[2] += x[i+2]
-		acc[3] += x[i+3]
-		acc[4] += x[i+4]
-		acc[5] += x[i+5]
-		acc[6] += x[i+6]
-		acc[7] += x[i+7]
-	}
-	for l := 0; i < n; i, l = i+1, l+1 {
-		acc[l] += x[i]
-	}
-	return reduce8(&acc)
-}
-
-func reduce8(acc *[8]float32) float32 {
-	v0 := acc[0] + acc[4]
-	v1 := acc[1] + acc[5]
-	v2 := acc[2] + acc[6]
-	v3 := acc[3] + acc[7]
-	return (v0 + v2) + (v1 + v3)
-}
+// sumF32 returns Σ x[i] in the same 8-lane order as dotF32 (asm.SumF32).
+func sumF32(x []float32) float32 { return asm.SumF32(x) }
 
 // rmsNorm writes out[i] = float32(x[i]·s)·g[i] with s = 1/sqrt(Σx²/n + eps)
 // (Σx² by dotF32, the square root in float64 rounded once to float32).
@@ -121,11 +71,8 @@ func softmax(x []float32) {
 			m = v
 		}
 	}
-	asm.ExpShiftF32(x, m) // x[i] = asm.ExpF32(x[i] − m)
-	s := sumF32(x)
-	for i := range x {
-		x[i] /= s
-	}
+	asm.ExpShiftF32(x, m)    // x[i] = asm.ExpF32(x[i] − m)
+	asm.DivF32(x, sumF32(x)) // x[i] /= s
 }
 
 // swiGLU writes g[i] = act(g[i])·u[i] (SiLU or GELU-tanh on the gate).
