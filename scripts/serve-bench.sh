@@ -32,6 +32,9 @@ for n in 1 2 4 8; do
 		[ "$i" -lt 600 ] || { kill "$pid"; echo "llama-server did not start" >&2; exit 1; }
 		sleep 0.2
 	done
+	# One small request first: the first benchmark request right after
+	# /health once got a closed connection (EOF) from llama-server.
+	curl -s "http://127.0.0.1:$port/v1/completions" -d '{"prompt":"x","max_tokens":1}' >/dev/null || true
 	KRAFLA_BENCH_MODEL="$work/smollm2.mlb" KRAFLA_BENCH_URL="http://127.0.0.1:$port" KRAFLA_BENCH_STREAMS="$n" \
 		go test ./serve -run '^$' -bench Streams $flags | sed "s/BenchmarkStreams/llama-server/"
 	kill "$pid"
