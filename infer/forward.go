@@ -279,47 +279,104 @@ func (s *Session) attention(l, n int, seqs []seq) {
 	group := c.NHeads / c.NKVHeads
 	scale := c.AttnScale
 	capv := c.AttnSoftcap
-	s.pool.run(n*c.NHeads, 4, func(part, lo, hi int) {
-		sc := s.scores[part]
-		for item := lo; item < hi; item++ {
-			row, h := item/c.NHeads, item%c.NHeads
-			sq := &seqs[s.rowSeq[row]]
+	// Queries go in tiles: up to attnTileRows rows of one sequence times the
+	// heads that share a KV head (or one head, when that leaves too few
+	// tiles for several threads), and keys and values in blocks of attnKeyBlock
+	// positions, so that a block is read from memory once per tile and reused
+	// from L1 by the tile's queries. Tiling changes no bit: each score is its
+	// own dot product, and each output adds its values in increasing position
+	// (the blocks come in order), as the untiled loop did.
+	hpt := group // heads per tile
+	if tiles := c.NKVHeads * ((n + attnTileRows - 1) / attnTileRows); s.pool.threads > 1 && tiles < 4*s.pool.threads {
+		hpt = 1
+	}
+	s.tiles = s.tiles[:0]
+	for q, sq := range seqs {
+		for r0 := 0; r0 < sq.n; r0 += attnTileRows {
+			for h0 := 0; h0 < c.NHeads; h0 += hpt {
+				s.tiles = append(s.tiles, attnTile{seq: q, r0: r0, r1: min(r0+attnTileRows, sq.n), h0: h0, h1: h0 + hpt})
+			}
+		}
+	}
+	tiles := s.tiles
+	s.pool.run(len(tiles), 1, func(part, lo, hi int) {
+		for _, tl := range tiles[lo:hi] {
+			sq := &seqs[tl.seq]
 			ls := &sq.layers[l]
-			pos0, i := sq.pos0, row-sq.off
-			p := pos0 + i
-			from := 0
-			if window > 0 {
-				from = max(0, p-window+1)
-			}
-			qh := s.q[row*qd+h*hd : row*qd+(h+1)*hd]
-			kvo := (h / group) * hd
-			w := sc[:p-from+1]
-			// Keys before pos0 from the cache (slot j mod slots), then the
-			// batch's own; the same order either way.
-			nc := max(0, pos0-from)
-			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-				ls.scores(w[j:j+cnt], qh, slot, kvo, kvd)
-			})
-			if nb := len(w) - nc; nb > 0 {
-				asm.DotF32Strided(w[nc:], qh, s.k[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
-			}
-			if capv > 0 {
-				for x, v := range w {
-					w[x] = softcap(v*scale, capv)
+			pos0 := sq.pos0
+			kvo := (tl.h0 / group) * hd
+			from := func(p int) int {
+				if window > 0 {
+					return max(0, p-window+1)
 				}
-			} else {
-				asm.ScaleF32(w, scale)
+				return 0
 			}
-			softmax(w)
-			out := s.o[row*qd+h*hd : row*qd+(h+1)*hd]
-			// out = Σ_j w[j]·v_j in increasing j, each product rounded
-			// before it is added, from +0 (asm.AxpyF32Strided's order).
-			clear(out)
-			ringSegments(from%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-				ls.weigh(out, w[j:j+cnt], slot, kvo, kvd)
-			})
-			if len(w) > nc {
-				asm.AxpyF32Strided(out, w[nc:], s.v[(sq.off+max(0, from-pos0))*kvd+kvo:], kvd)
+			first, last := from(pos0+tl.r0), pos0+tl.r1-1
+			span := last - first + 1 // no query of the tile attends to more
+			nq := (tl.r1 - tl.r0) * (tl.h1 - tl.h0)
+			if len(s.scores[part]) < nq*span {
+				s.scores[part] = make([]float32, nq*span)
+			}
+			sc := s.scores[part]
+			// query j of the tile: row r0 + j/heads, head h0 + j%heads.
+			query := func(j int) (row, h, p int, w []float32) {
+				nh := tl.h1 - tl.h0
+				i, h := tl.r0+j/nh, tl.h0+j%nh
+				p = pos0 + i
+				return sq.off + i, h, p, sc[j*span : j*span+p-from(p)+1]
+			}
+			// each calls f over the positions a … b−1 of key block [kb, ke)
+			// that query j attends to, w's part for them.
+			each := func(kb, ke int, f func(row, h, a, b int, w []float32)) {
+				for j := range nq {
+					row, h, p, w := query(j)
+					f0 := from(p)
+					if a, b := max(kb, f0), min(ke, p+1); a < b {
+						f(row, h, a, b, w[a-f0:b-f0])
+					}
+				}
+			}
+			for kb := first; kb <= last; kb += attnKeyBlock {
+				each(kb, min(kb+attnKeyBlock, last+1), func(row, h, a, b int, w []float32) {
+					qh := s.q[row*qd+h*hd : row*qd+(h+1)*hd]
+					if nc := max(0, min(b, pos0)-a); nc > 0 {
+						// Keys before pos0 from the cache (slot: position mod slots).
+						ringSegments(a%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
+							ls.scores(w[j:j+cnt], qh, slot, kvo, kvd)
+						})
+					}
+					if a2 := max(a, pos0); a2 < b {
+						// The pass's own keys, rows of s.k.
+						asm.DotF32Strided(w[a2-a:], qh, s.k[(sq.off+a2-pos0)*kvd+kvo:], kvd)
+					}
+				})
+			}
+			for j := range nq {
+				row, h, _, w := query(j)
+				if capv > 0 {
+					for x, v := range w {
+						w[x] = softcap(v*scale, capv)
+					}
+				} else {
+					asm.ScaleF32(w, scale)
+				}
+				softmax(w)
+				// out = Σ_j w[j]·v_j in increasing j, each product rounded
+				// before it is added, from +0 (asm.AxpyF32Strided's order).
+				clear(s.o[row*qd+h*hd : row*qd+(h+1)*hd])
+			}
+			for kb := first; kb <= last; kb += attnKeyBlock {
+				each(kb, min(kb+attnKeyBlock, last+1), func(row, h, a, b int, w []float32) {
+					out := s.o[row*qd+h*hd : row*qd+(h+1)*hd]
+					if nc := max(0, min(b, pos0)-a); nc > 0 {
+						ringSegments(a%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
+							ls.weigh(out, w[j:j+cnt], slot, kvo, kvd)
+						})
+					}
+					if a2 := max(a, pos0); a2 < b {
+						asm.AxpyF32Strided(out, w[a2-a:], s.v[(sq.off+a2-pos0)*kvd+kvo:], kvd)
+					}
+				})
 			}
 		}
 	})
@@ -342,6 +399,15 @@ func (s *Session) attention(l, n int, seqs []seq) {
 	s.quant(s.o, n, qd)
 	s.mul(s.t, &L.wo, n)
 }
+
+// Attention tiles: query rows per tile and key positions per block.
+const (
+	attnTileRows = 4
+	attnKeyBlock = 64
+)
+
+// attnTile is rows r0 … r1−1 of sequence seq, heads h0 … h1−1.
+type attnTile struct{ seq, r0, r1, h0, h1 int }
 
 // ringSegments calls f(j, slot, cnt) for the contiguous runs of n entries of a
 // ring of slots slots starting at slot: entries j..j+cnt−1 are slots

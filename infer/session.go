@@ -46,6 +46,7 @@ type Session struct {
 	seqs     []seq       // the sequences of the current pass
 	rowSeq   []int       // (B): each row's index in seqs
 	rows     []int       // the rows the classifier runs on
+	tiles    []attnTile  // the attention's work items of the current layer
 }
 
 // layerState is the memory one layer keeps between calls.
