@@ -85,10 +85,7 @@ hk4loop:
 	ADDQ $16, BX
 	DECQ DX
 	JNZ  hk4loop
-	RED8(Y0, X0, (DI))
-	RED8(Y1, X1, 4(DI))
-	RED8(Y2, X2, 8(DI))
-	RED8(Y3, X3, 12(DI))
+	RED4((DI))
 	ADDQ $16, DI
 	LEAQ (R9)(R11*4), R9
 	SUBQ $4, CX

@@ -168,10 +168,7 @@ k4tail:
 	DKTAIL((BX)(R12*1), Y3, Y8)
 
 k4red:
-	RED8(Y0, X0, (DI))
-	RED8(Y1, X1, 4(DI))
-	RED8(Y2, X2, 8(DI))
-	RED8(Y3, X3, 12(DI))
+	RED4((DI))
 	ADDQ $16, DI
 	LEAQ (R9)(R11*4), R9
 	SUBQ $4, CX
