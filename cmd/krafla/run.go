@@ -302,9 +302,9 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	if o.Verbose {
 		fmt.Fprintf(errOut, "generated tokens: %v\n", res.Tokens)
 	}
-	fmt.Fprintf(errOut, "prefill: %d tokens in %.3f s, %.1f tokens/s\n", res.PromptTokens, res.PromptTime.Seconds(), float64(res.PromptTokens)/res.PromptTime.Seconds())
+	fmt.Fprintf(errOut, "prefill: %s in %.3f s, %.1f tokens/s\n", plural(res.PromptTokens, "token"), res.PromptTime.Seconds(), float64(res.PromptTokens)/res.PromptTime.Seconds())
 	if res.GeneratedSteps > 0 {
-		fmt.Fprintf(errOut, "generation: %d tokens in %.3f s, %.1f tokens/s\n", res.GeneratedSteps, res.GenerateTime.Seconds(), float64(res.GeneratedSteps)/res.GenerateTime.Seconds())
+		fmt.Fprintf(errOut, "generation: %s in %.3f s, %.1f tokens/s\n", plural(res.GeneratedSteps, "token"), res.GenerateTime.Seconds(), float64(res.GeneratedSteps)/res.GenerateTime.Seconds())
 	}
 	switch res.Reason {
 	case infer.StopContext:
@@ -368,4 +368,12 @@ func progressTo(w io.Writer) io.Writer {
 		}
 	}
 	return io.Discard
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
