@@ -57,7 +57,7 @@ func packInto(ws []*qmat, buf []byte, align int) {
 
 // ensurePacked repacks the weights into ordinary memory (4 KiB pages) unless
 // CopyToHugePages did it first: the kernels read only the packed layout
-// (rows interleaved in groups of 8 with their scales, asm.Packed), so the
+// (rows interleaved in groups of 16 with their scales, asm.Packed), so the
 // file mapping is not read after this.
 func (m *Model) ensurePacked() {
 	m.packOnce.Do(func() {
