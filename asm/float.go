@@ -37,6 +37,27 @@ func SumF32(x []float32) float32 {
 	return sumF32(x)
 }
 
+// MaxF32 returns softmax's maximum of x (len(x) ≥ 1): m = x[0], then m = v
+// for each later v > m. NaNs are skipped unless x[0] is one (then the result
+// is NaN). Where the maximum is a zero, its sign may differ from that loop's
+// (which keeps the first of +0 and -0): x − m is then the same for every x
+// but ±0, whose exponential is 1 either way.
+func MaxF32(x []float32) float32 {
+	if len(x) == 0 {
+		panic("asm: MaxF32 of nothing")
+	}
+	return maxF32(x)
+}
+
+func maxF32Generic(x []float32, m float32) float32 {
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
 // ScaleF32 sets x[i] = x[i]·s.
 func ScaleF32(x []float32, s float32) { scaleF32(x, s, false) }
 

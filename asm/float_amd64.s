@@ -358,3 +358,29 @@ divloop:
 	JNZ  divloop
 	VZEROUPPER
 	RET
+
+// func maxF32AVX2(x *float32, n int) float32
+// The running maximum m = x[0], then m = v where v > m, kept per lane from a
+// broadcast of x[0] over the first n elements (n a multiple of 8, ≥ 8):
+// VMAXPS v, m returns v exactly when v > m, as the Go loop's test, so NaNs
+// are skipped unless x[0] is one. The lanes are combined the same way.
+TEXT ·maxF32AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS (SI), Y0
+
+maxloop:
+	VMOVUPS (SI), Y1
+	VMAXPS Y0, Y1, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  maxloop
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X0, X1, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X0, X1, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X0, X1, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET

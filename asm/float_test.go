@@ -211,3 +211,37 @@ func TestSumScaleMatchGeneric(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxF32 compares MaxF32 of every variant with softmax's loop: the same
+// value (a zero maximum may differ in sign), NaNs skipped unless first.
+func TestMaxF32(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(33, 34))
+		for _, n := range []int{1, 2, 7, 8, 9, 16, 17, 64, 100, 4099} {
+			for _, kind := range xKinds {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = genX(rng, kind)
+				}
+				if kind == "negzero" && n > 3 {
+					x[0], x[2] = float32(math.Copysign(0, -1)), 0
+				}
+				for _, first := range []bool{false, true} {
+					if first {
+						x[0] = float32(math.NaN())
+					}
+					want := x[0]
+					for _, v := range x[1:] {
+						if v > want {
+							want = v
+						}
+					}
+					got := MaxF32(x)
+					if !sameFloat(got, want) && !(got == 0 && want == 0) {
+						t.Fatalf("n=%d %s nanFirst=%v: MaxF32 = %v, want %v", n, kind, first, got, want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -268,6 +268,21 @@ func sumF32AVX2(x *float32, n int) float32
 //go:noescape
 func scaleF32AVX2(x *float32, s float32, n int, div bool)
 
+// maxF32AVX2 is MaxF32 over n elements, n a multiple of 8, ≥ 8 (see there
+// for the sign of a zero maximum).
+//
+//go:noescape
+func maxF32AVX2(x *float32, n int) float32
+
+func maxF32(x []float32) float32 {
+	if active >= AVX2 {
+		if n := len(x) &^ 7; n > 0 {
+			return maxF32Generic(x[n:], maxF32AVX2(&x[0], n))
+		}
+	}
+	return maxF32Generic(x[1:], x[0])
+}
+
 func sumF32(x []float32) float32 {
 	if active >= AVX2 {
 		return sumF32AVX2(&x[0], len(x))

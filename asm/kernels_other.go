@@ -55,3 +55,5 @@ func axpyF16Strided(y, w []float32, v []uint16, stride int) { axpyF16StridedGene
 func sumF32(x []float32) float32 { return sumF32Generic(x) }
 
 func scaleF32(x []float32, s float32, div bool) { scaleF32Generic(x, s, div) }
+
+func maxF32(x []float32) float32 { return maxF32Generic(x[1:], x[0]) }

@@ -65,12 +65,7 @@ func softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := x[0]
-	for _, v := range x[1:] {
-		if v > m {
-			m = v
-		}
-	}
+	m := asm.MaxF32(x)       // the first maximum (a zero's sign aside, which changes no x − m)
 	asm.ExpShiftF32(x, m)    // x[i] = asm.ExpF32(x[i] − m)
 	asm.DivF32(x, sumF32(x)) // x[i] /= s
 }
