@@ -55,8 +55,9 @@
 //
 // AVX-512: VPDPBUSD with the activation's four quants broadcast from memory
 // (EVEX .BCST) into one ZMM of 16 row sums; Q8_0 weights are offset by 128
-// (XOR 0x80) and Q4_0 nibbles are unsigned, the offsets coming off exactly as
-// 128·Σa or 8·Σa per block, computed when the activation is packed.
+// (XOR 0x80) and Q4_0 nibbles are unsigned, the offsets coming off exactly:
+// the integer sums start at −128·Σa or −8·Σa per block, computed when the
+// activation is packed.
 //
 // AVX2: a group is two halves of 8 rows (32 bytes of each 64). |w| and
 // a·sign(w) into VPMADDUBSW then VPMADDWD (Q8_0); Q4_0 nibbles are unsigned
@@ -65,8 +66,9 @@
 //
 // Both: the matrix-vector kernel takes one group at a time, a single
 // sequential stream with software prefetch; the matrix-matrix kernel takes
-// four activation rows per group (each weight load feeds 4 × 16 rows), over
-// tiles of 128 KiB of weights reused from L2 by every activation group.
+// eight (AVX-512) or four (AVX2) activation rows per group, so each unpacked
+// weight register feeds 8 or 4 × 16 rows, over tiles of 128 KiB of weights
+// reused from L2 by every activation group.
 //
 // # Variants and dispatch
 //
