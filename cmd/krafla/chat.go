@@ -80,7 +80,7 @@ scripted.`,
 	f.StringVar(&o.TemplateName, "template-name", "", "which of the tokenizer's named templates (e.g. tool_use; default: the default one)")
 	f.IntVarP(&o.N, "max-tokens", "n", -1, "tokens per answer at most (-1: until a stop token or a full context)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print each answer's prefill (new and cached tokens) and generation speed to stderr")
-	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages")
+	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages")
 	bindSampling(c, &o.Sampling)
 	return c
 }

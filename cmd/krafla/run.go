@@ -118,7 +118,7 @@ any thread count.`,
 	f.StringVar(&o.Logits, "logits", "", "write the float32 logits of every prompt position to FILE (little-endian [n_tokens][vocab])")
 	f.StringVar(&o.Imatrix, "imatrix", "", "also write the importance matrix (MLI1) of this run's tokens to FILE")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
-	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages (saves the copy's memory; slower generation)")
+	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages (more TLB misses: slower generation)")
 	bindSampling(c, &o.Sampling)
 	return c
 }
@@ -197,7 +197,7 @@ func hugePages(m *infer.Model, verbose bool, errOut io.Writer) {
 	case err != nil:
 		fmt.Fprintf(errOut, "warning: %v; using the weights in the file mapping\n", err)
 	case verbose:
-		fmt.Fprintf(errOut, "weights: %s copied into huge pages in %v\n", mib(n), time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(errOut, "weights: %s repacked into huge pages in %v\n", mib(n), time.Since(t0).Round(time.Millisecond))
 	}
 }
 

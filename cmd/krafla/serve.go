@@ -116,7 +116,7 @@ requests finish within --grace, and exits 0.`,
 	f.StringVar(&o.Template, "template-name", "", "which of the tokenizer's named templates (e.g. tool_use; default: the default one)")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "generation deadline of a request (it then ends with finish_reason length)")
 	f.DurationVar(&o.Grace, "grace", 30*time.Second, "on SIGTERM, how long running requests may take to finish")
-	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "use the weights in the file mapping instead of copying them into huge pages")
+	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages")
 	return c
 }
 
