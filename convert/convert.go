@@ -166,11 +166,9 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		return nil, err
 	}
 
-	w, err := mlb.Create(opt.Out, &h)
-	if errors.Is(err, mlb.ErrIO) {
-		return nil, fmt.Errorf("convert: %w", err)
-	} else if err != nil {
-		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", dir, err)
+	w, err := createModel(opt.Out, &h, dir)
+	if err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -398,4 +396,16 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// createModel starts the output model for the header mapped from src; an
+// error is either the I/O failure or the header's validation, which is ours.
+func createModel(out string, h *mlb.Header, src string) (*mlb.Writer, error) {
+	w, err := mlb.Create(out, h)
+	if errors.Is(err, mlb.ErrIO) {
+		return nil, fmt.Errorf("convert: %w", err)
+	} else if err != nil {
+		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", src, err)
+	}
+	return w, nil
 }

@@ -764,11 +764,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		rep.Q4Rule = rule.String()
 	}
 
-	w, err := mlb.Create(opt.Out, h)
-	if errors.Is(err, mlb.ErrIO) {
-		return nil, fmt.Errorf("convert: %w", err)
-	} else if err != nil {
-		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", path, err)
+	w, err := createModel(opt.Out, h, path)
+	if err != nil {
+		return nil, err
 	}
 	done := false
 	defer func() {
