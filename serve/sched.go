@@ -42,7 +42,7 @@ func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics)
 	}
 	s := &scheduler{m: m, tok: tok, batch: b, queue: make(chan *request, cfg.Queue), met: met}
 	for i := range cfg.Parallel {
-		sess, err := m.NewSession(infer.SessionOptions{Ctx: cfg.Ctx, Threads: 1, Batch: 1})
+		sess, err := m.NewSession(infer.SessionOptions{Ctx: cfg.Ctx, Threads: 1, Batch: 1, KV: cfg.KV})
 		if err != nil {
 			s.close()
 			return nil, err

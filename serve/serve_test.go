@@ -614,29 +614,7 @@ func TestLogprobs(t *testing.T) {
 	s, url := startServer(t, Config{})
 	e := s.eng.Load()
 	prompt := e.tok.Encode("the ice and the fire", false)
-	sess, err := e.m.NewSession(infer.SessionOptions{Ctx: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	var want float64
-	err = sess.Eval(prompt, false, func(_ int, l []float32) error {
-		mx, best := math.Inf(-1), 0
-		for i, v := range l {
-			if float64(v) > mx {
-				mx, best = float64(v), i
-			}
-		}
-		var sum float64
-		for _, v := range l {
-			sum += math.Exp(float64(v) - mx)
-		}
-		want = float64(l[best]) - mx - math.Log(sum)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := greedyLogprob(t, e.m, prompt, infer.KVF32)
 	_, b := post(t, url+"/v1/chat/completions", map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "x"}},
 		"max_tokens": 1, "temperature": 0, "logprobs": true, "top_logprobs": 3})
 	var chatResp struct {
@@ -681,6 +659,64 @@ func TestLogprobs(t *testing.T) {
 	}
 	if len(l.TopLogprobs[0]) != 2 || l.TopLogprobs[0][l.Tokens[0]] != l.TokenLogprobs[0] {
 		t.Errorf("top_logprobs %v: want 2 alternatives including the token %q drawn", l.TopLogprobs, l.Tokens[0])
+	}
+}
+
+// greedyLogprob is the log-softmax of the most likely next token after
+// prompt, computed directly from a session with the given cache type.
+func greedyLogprob(t *testing.T, m *infer.Model, prompt []int, kv infer.KVType) float64 {
+	t.Helper()
+	sess, err := m.NewSession(infer.SessionOptions{Ctx: 64, KV: kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var lp float64
+	err = sess.Eval(prompt, false, func(_ int, l []float32) error {
+		mx, best := math.Inf(-1), 0
+		for i, v := range l {
+			if float64(v) > mx {
+				mx, best = float64(v), i
+			}
+		}
+		var sum float64
+		for _, v := range l {
+			sum += math.Exp(float64(v) - mx)
+		}
+		lp = float64(l[best]) - mx - math.Log(sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lp
+}
+
+// TestKVF16: with Config.KV f16 every slot caches in f16, so a completion's
+// log probability is an f16 session's, not the f32 cache's.
+func TestKVF16(t *testing.T) {
+	s, url := startServer(t, Config{KV: infer.KVF16})
+	e := s.eng.Load()
+	prompt := e.tok.Encode("the ice and the fire and the lava", false)
+	want, f32 := greedyLogprob(t, e.m, prompt, infer.KVF16), greedyLogprob(t, e.m, prompt, infer.KVF32)
+	if want == f32 {
+		t.Fatalf("f16 and f32 caches give the same log probability %v: the test cannot tell them apart", want)
+	}
+	_, b := post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 1})
+	var comp struct {
+		Choices []struct {
+			Logprobs struct {
+				TokenLogprobs []float64 `json:"token_logprobs"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &comp); err != nil || len(comp.Choices) != 1 || len(comp.Choices[0].Logprobs.TokenLogprobs) != 1 {
+		t.Fatalf("completion logprobs: %s", b)
+	}
+	// The server's log-softmax may differ from this one in the last bits, so
+	// the check is relative to the f16 − f32 difference.
+	if got := comp.Choices[0].Logprobs.TokenLogprobs[0]; math.Abs(got-want) > math.Abs(want-f32)/1000 {
+		t.Errorf("logprob %v, want the f16 cache's %v (f32's is %v)", got, want, f32)
 	}
 }
 

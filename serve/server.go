@@ -25,6 +25,7 @@ type Config struct {
 	Ctx          int           // positions of each slot's cache; 0: min(max_seq, 4096)
 	Parallel     int           // slots, each with its own cache; 0: 4
 	Threads      int           // worker threads of the batched pass; 0: 1
+	KV           infer.KVType  // each slot's cache element type; 0: infer.KVF32
 	Queue        int           // requests waiting for a slot before 503; 0: 64
 	BatchTokens  int           // tokens one step evaluates at most; 0: infer.DefaultBatch
 	APIKey       string        // "": no key needed
@@ -143,6 +144,8 @@ func (s *Server) Start(m *infer.Model, tok *mlt.Tokenizer) error {
 		}
 	}
 	sched.beforeStep = s.beforeStep
+	s.logf("%d slots of %d positions, %s cache: %.1f MiB", len(sched.slots), s.cfg.Ctx, s.cfg.KV,
+		float64(int64(len(sched.slots))*sched.slots[0].sess.CacheBytes())/(1<<20))
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop, s.done = cancel, make(chan struct{})
 	go func() {

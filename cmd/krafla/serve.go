@@ -105,6 +105,7 @@ requests finish within --grace, and exits 0.`,
 		},
 	}
 	o.bind(c)
+	o.bindKV(c)
 	f := c.Flags()
 	f.StringVar(&o.Host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface; then set --api-key)")
 	f.IntVar(&o.Port, "port", 8080, "TCP port")
@@ -129,7 +130,7 @@ func runServe(ctx context.Context, path string, o serveOptions, errOut io.Writer
 		fmt.Fprintf(errOut, "warning: listening on %s without --api-key: anyone who reaches it can use the model\n", o.Host)
 	}
 	return serve.Run(ctx, serve.RunConfig{
-		Config: serve.Config{Name: o.Name, Ctx: o.Ctx, Parallel: o.Parallel, Threads: o.Threads, Queue: o.Queue,
+		Config: serve.Config{Name: o.Name, Ctx: o.Ctx, Parallel: o.Parallel, Threads: o.Threads, KV: o.KV, Queue: o.Queue,
 			APIKey: o.APIKey, Timeout: o.Timeout, Template: o.Template, TemplateFile: o.TemplateFile, Log: errOut},
 		Addr:  addr,
 		Grace: o.Grace,
