@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// The product kernels' .s files are written by the generator in _gen (its
+// own module); TestGenerated checks they are its output.
+//go:generate go -C _gen run . -out ..
+
 // Product kernels (kernels_avx2_amd64.s, kernels_avx512_amd64.s): ngroups
 // ≥ 1 groups of 16 rows of the packed layout from w, nb ≥ 1 blocks,
 // activations packed by packAct (g = 1 for gemv, 4 for gemm4, 8 for

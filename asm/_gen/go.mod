@@ -1,0 +1,3 @@
+module github.com/krafla/krafla/asm/_gen
+
+go 1.26.0
