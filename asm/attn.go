@@ -1,0 +1,93 @@
+package asm
+
+// KeyBlock is the number of keys in a block of the channel-major key layout
+// that DotF32T and DotF16T read: element d of key j of a block is at 16·d + j
+// from the block's start, so channel d of the block's 16 keys is 16
+// consecutive values (one AVX-512 register).
+const KeyBlock = 16
+
+// DotF32T sets out[r·ldo + 16·b + j] = DotF32(q[r·m : (r+1)·m], key) for
+// r < len(q)/m, b < nb and j < 16, where element d of that key is
+// kt[b·bstride + 16·d + j]: the attention scores of len(q)/m queries of m
+// floats against nb blocks of 16 keys in the channel-major block layout,
+// blocks bstride values apart. Each output has DotF32's bits.
+func DotF32T(out []float32, ldo int, q []float32, m int, kt []float32, nb, bstride int) {
+	nq := checkT("DotF32T", len(out), ldo, len(q), m, len(kt), nb, bstride)
+	if nq > 0 {
+		dotF32T(out, ldo, q, nq, m, kt, nb, bstride)
+	}
+}
+
+// DotF16T is DotF32T over keys held in f16: element d of key j of block b is
+// F16ToF32(kt[b·bstride + 16·d + j]).
+func DotF16T(out []float32, ldo int, q []float32, m int, kt []uint16, nb, bstride int) {
+	nq := checkT("DotF16T", len(out), ldo, len(q), m, len(kt), nb, bstride)
+	if nq > 0 {
+		dotF16T(out, ldo, q, nq, m, kt, nb, bstride)
+	}
+}
+
+// checkT validates the arguments of DotF32T and DotF16T and returns the
+// number of queries (0: nothing to do).
+func checkT(name string, nout, ldo, nq, m, nkt, nb, bstride int) int {
+	if m < 1 || nq%m != 0 {
+		panic("asm: " + name + ": m < 1 or len(q) not a multiple of m")
+	}
+	if nb < 0 || nq == 0 || nb == 0 {
+		if nb < 0 {
+			panic("asm: " + name + ": nb < 0")
+		}
+		return 0
+	}
+	nq /= m
+	if ldo < KeyBlock*nb || (nq-1)*ldo+KeyBlock*nb > nout {
+		panic("asm: " + name + ": out too short for len(q)/m rows of 16·nb scores at ldo")
+	}
+	if bstride < KeyBlock*m && nb > 1 || (nb-1)*bstride+KeyBlock*m > nkt {
+		panic("asm: " + name + ": kt too short for nb blocks of 16 keys of m values at bstride")
+	}
+	return nq
+}
+
+func dotF32TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []float32, nb, bstride int) {
+	for r := range nq {
+		qr := q[r*m : (r+1)*m]
+		for b := range nb {
+			blk := kt[b*bstride : b*bstride+KeyBlock*m]
+			o := out[r*ldo+KeyBlock*b : r*ldo+KeyBlock*(b+1)]
+			for j := range o {
+				var acc [8]float32
+				for d, x := range qr {
+					acc[d&7] = acc[d&7] + float32(x*blk[KeyBlock*d+j])
+				}
+				o[j] = reduce8(&acc)
+			}
+		}
+	}
+}
+
+func dotF16TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []uint16, nb, bstride int) {
+	for r := range nq {
+		qr := q[r*m : (r+1)*m]
+		for b := range nb {
+			blk := kt[b*bstride : b*bstride+KeyBlock*m]
+			o := out[r*ldo+KeyBlock*b : r*ldo+KeyBlock*(b+1)]
+			for j := range o {
+				var acc [8]float32
+				for d, x := range qr {
+					acc[d&7] = acc[d&7] + float32(x*F16ToF32(blk[KeyBlock*d+j]))
+				}
+				o[j] = reduce8(&acc)
+			}
+		}
+	}
+}
+
+// reduce8 is DotF32's reduction of its 8 lane sums.
+func reduce8(acc *[8]float32) float32 {
+	v0 := acc[0] + acc[4]
+	v1 := acc[1] + acc[5]
+	v2 := acc[2] + acc[6]
+	v3 := acc[3] + acc[7]
+	return (v0 + v2) + (v1 + v3)
+}

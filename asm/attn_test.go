@@ -1,0 +1,194 @@
+package asm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// tProblem is a DotF32T / DotF16T call: nq queries of m floats, nb blocks of
+// keys bstride apart, outputs ldo apart.
+type tProblem struct {
+	q         []float32
+	nq, m, nb int
+	ldo, bstr int
+	kt        []float32
+	kt16      []uint16
+	name      string
+}
+
+func newTProblem(nq, m, nb, pad, ldoPad int, gen func(i int) float32) tProblem {
+	p := tProblem{m: m, nb: nb, nq: nq, ldo: KeyBlock*nb + ldoPad, bstr: KeyBlock*m + pad}
+	p.q = make([]float32, nq*m)
+	for i := range p.q {
+		p.q[i] = gen(i)
+	}
+	p.kt = make([]float32, (nb-1)*p.bstr+KeyBlock*m)
+	for i := range p.kt {
+		p.kt[i] = gen(len(p.q) + i)
+	}
+	p.kt16 = make([]uint16, len(p.kt))
+	PutF16(p.kt16, p.kt)
+	p.name = fmt.Sprintf("nq=%d/m=%d/nb=%d/pad=%d/ldo=%d", nq, m, nb, pad, p.ldo)
+	return p
+}
+
+// key returns key j of block b (f16: widened), position-major.
+func (p tProblem) key(b, j int, f16 bool) []float32 {
+	k := make([]float32, p.m)
+	for d := range k {
+		i := b*p.bstr + KeyBlock*d + j
+		k[d] = p.kt[i]
+		if f16 {
+			k[d] = F16ToF32(p.kt16[i])
+		}
+	}
+	return k
+}
+
+// check compares the active variant's DotF32T and DotF16T with DotF32 of
+// each query and key (the definition) and with the generic twin.
+func (p tProblem) check(t *testing.T, off int) {
+	t.Helper()
+	nout := (p.nq-1)*p.ldo + KeyBlock*p.nb
+	for _, f16 := range []bool{false, true} {
+		name := p.name + map[bool]string{false: "/f32", true: "/f16"}[f16]
+		run := func(out []float32) {
+			if f16 {
+				DotF16T(out, p.ldo, p.q, p.m, p.kt16, p.nb, p.bstr)
+			} else {
+				DotF32T(out, p.ldo, p.q, p.m, p.kt, p.nb, p.bstr)
+			}
+		}
+		want := make([]float32, nout)
+		generic(func() { run(want) })
+		got, checkGot := guarded(nout, off, float32(-7))
+		run(got)
+		checkGot(t, name)
+		for r := range p.nq {
+			for b := range p.nb {
+				for j := range KeyBlock {
+					i := r*p.ldo + KeyBlock*b + j
+					def := dotF32Generic(p.q[r*p.m:(r+1)*p.m], p.key(b, j, f16))
+					if !sameFloat(want[i], def) {
+						t.Fatalf("%s: generic out[q %d, block %d, key %d] = %v, DotF32 = %v", name, r, b, j, want[i], def)
+					}
+					if !sameFloat(got[i], def) {
+						t.Fatalf("%s: out[q %d, block %d, key %d] = %v, want %v", name, r, b, j, got[i], def)
+					}
+				}
+			}
+			// Between rows (ldo > 16·nb) nothing is written.
+			for i := r*p.ldo + KeyBlock*p.nb; r < p.nq-1 && i < (r+1)*p.ldo; i++ {
+				if got[i] != -7 {
+					t.Fatalf("%s: out[%d] between rows written", name, i)
+				}
+			}
+		}
+	}
+}
+
+func TestDotTMatchesDefinition(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(15, 16))
+		for _, m := range []int{1, 3, 8, 12, 16, 24, 64, 72, 128} {
+			for _, nq := range []int{1, 2, 3, 4, 5, 6, 7} {
+				for _, nb := range []int{1, 2, 3} {
+					kind := xKinds[rng.IntN(len(xKinds))]
+					p := newTProblem(nq, m, nb, rng.IntN(3)*8, rng.IntN(2)*5, func(int) float32 { return genX(rng, kind) })
+					p.name += "/" + kind
+					p.check(t, rng.IntN(3))
+				}
+			}
+		}
+	})
+}
+
+func TestDotTPanics(t *testing.T) {
+	q := make([]float32, 16)
+	kt := make([]float32, 16*8)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"m=0", func() { DotF32T(make([]float32, 16), 16, q, 0, kt, 1, 128) }},
+		{"len(q) not a multiple of m", func() { DotF32T(make([]float32, 16), 16, q[:12], 8, kt, 1, 128) }},
+		{"out too short", func() { DotF32T(make([]float32, 31), 16, q, 8, kt, 1, 128) }},
+		{"ldo < 16·nb", func() { DotF32T(make([]float32, 64), 16, q, 8, make([]float32, 256), 2, 128) }},
+		{"kt too short", func() { DotF16T(make([]float32, 32), 16, q, 8, make([]uint16, 127), 1, 128) }},
+		{"bstride too small", func() { DotF32T(make([]float32, 64), 32, q[:8], 8, make([]float32, 256), 2, 64) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
+
+// FuzzDotT compares every variant's DotF32T and DotF16T with DotF32 on
+// queries and keys from the fuzzer.
+func FuzzDotT(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0x80}, uint8(64), uint8(3), uint8(2), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, mSel, nqSel, nbSel, pad uint8) {
+		m := 1 + int(mSel)%136
+		nq := 1 + int(nqSel)%7
+		nb := 1 + int(nbSel)%4
+		p := newTProblem(nq, m, nb, int(pad)%3*8, int(pad)%2*3, func(i int) float32 { return fuzzScale(data, i) })
+		variants(t, func(t *testing.T) { p.check(t, int(pad)%3) })
+	})
+}
+
+// BenchmarkScores: 3 queries of one 64-wide KV group against 256 keys, the
+// per-key kernel over the position-major cache (135M shape: stride 192)
+// against DotF32T / DotF16T over the channel-major block layout.
+func BenchmarkScores(b *testing.B) {
+	const m, n, stride, nq = 64, 256, 192, 3
+	rng := rand.New(rand.NewPCG(1, 4))
+	q := make([]float32, nq*m)
+	kv := make([]float32, (n-1)*stride+m)
+	kt := make([]float32, n*stride) // blocks of 16 positions × 192 channels
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	for i := range kv {
+		kv[i] = float32(rng.NormFloat64())
+	}
+	for s := range n {
+		for c := range stride {
+			if s*stride+c < len(kv) {
+				kt[s/KeyBlock*stride*KeyBlock+c*KeyBlock+s%KeyBlock] = kv[s*stride+c]
+			}
+		}
+	}
+	kv16, kt16 := make([]uint16, len(kv)), make([]uint16, len(kt))
+	PutF16(kv16, kv)
+	PutF16(kt16, kt)
+	w := make([]float32, nq*n)
+	bench := func(name string, f func()) {
+		b.Run(name, func(b *testing.B) {
+			benchVariants(b, func(b *testing.B) {
+				c := startCPU()
+				for b.Loop() {
+					f()
+				}
+				c.report(b, 0, 2*m*n*nq)
+			})
+		})
+	}
+	bench("DotF32Strided", func() {
+		for r := range nq {
+			DotF32Strided(w[r*n:(r+1)*n], q[r*m:(r+1)*m], kv, stride)
+		}
+	})
+	bench("DotF32T", func() { DotF32T(w, n, q, m, kt, n/KeyBlock, stride*KeyBlock) })
+	bench("DotF16Strided", func() {
+		for r := range nq {
+			DotF16Strided(w[r*n:(r+1)*n], q[r*m:(r+1)*m], kv16, stride)
+		}
+	})
+	bench("DotF16T", func() { DotF16T(w, n, q, m, kt16, n/KeyBlock, stride*KeyBlock) })
+}
