@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/internal/atomicfile"
 )
 
 func init() { addCommand(newBenchCmd) }
@@ -211,21 +211,22 @@ func prompt0(p []int) int {
 	return 1
 }
 
-// startCPUProfile starts pprof's CPU profile into path; stop ends it and
-// closes the file (a write error is returned then).
+// startCPUProfile starts pprof's CPU profile into a temporary file beside
+// path; stop ends it and renames the file onto path (a write error is
+// returned then, and path is left as it was).
 func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Abort()
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
+		if err := f.Commit(nil); err != nil {
+			return fmt.Errorf("--cpuprofile %s: %w", path, err)
 		}
 		return nil
 	}, nil

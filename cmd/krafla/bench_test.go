@@ -1,10 +1,31 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// TestBenchCPUProfile: --cpuprofile leaves a gzip-compressed pprof profile at
+// the path and no temporary file beside it.
+func TestBenchCPUProfile(t *testing.T) {
+	model := runTestModel(t)
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	if _, _, err := runCLI("bench", model, "-p", "8", "-n", "2", "-r", "1", "--threads", "1", "--cpuprofile", prof); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Fatalf("profile %s: %v, %d bytes, want a gzip stream", prof, err, len(b))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%s holds %d entries, want only cpu.prof", dir, len(ents))
+	}
+}
 
 // TestBenchDepth runs the tests after --depth positions (rewinding to them
 // between repetitions) and checks the limits of --depth.
