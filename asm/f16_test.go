@@ -113,56 +113,86 @@ func TestF16KernelsMatchGeneric(t *testing.T) {
 			for _, n := range []int{1, 2, 3, 4, 5, 9} {
 				stride := m + rng.IntN(3)*8
 				x := genF16Input(rng, (n-1)*stride+m)
-				var want, got []uint16
-				want = make([]uint16, len(x))
-				generic(func() { PutF16(want, x) })
-				got = make([]uint16, len(x))
-				PutF16(got, x)
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("PutF16 m=%d n=%d: [%d] got %#04x, want %#04x", m, n, i, got[i], want[i])
-					}
-				}
-				r := append([]float32(nil), x...)
-				RoundF16(r)
-				for i := range r {
-					if w := F16ToF32(want[i]); !sameFloat(r[i], w) {
-						t.Fatalf("RoundF16: [%d] got %v, want %v", i, r[i], w)
-					}
-				}
-				// The strided products equal the f32 ones on the widened values.
-				q := genF16Input(rng, m)
+				q := make([]float32, m)
 				for i := range q {
 					q[i] = float32(rng.NormFloat64())
-				}
-				wide := make([]float32, len(want))
-				for i, h := range want {
-					wide[i] = F16ToF32(h)
-				}
-				outW := make([]float32, n)
-				generic(func() { DotF32Strided(outW, q, wide, stride) })
-				out := make([]float32, n)
-				DotF16Strided(out, q, want, stride)
-				name := fmt.Sprintf("m=%d n=%d stride=%d", m, n, stride)
-				for j := range out {
-					if !sameFloat(out[j], outW[j]) {
-						t.Fatalf("DotF16Strided %s: [%d] got %v, want %v", name, j, out[j], outW[j])
-					}
 				}
 				w := make([]float32, n)
 				for j := range w {
 					w[j] = float32(rng.Float64())
 				}
-				yW := append([]float32(nil), q...)
-				generic(func() { AxpyF32Strided(yW, w, wide, stride) })
-				y := append([]float32(nil), q...)
-				AxpyF16Strided(y, w, want, stride)
-				for i := range y {
-					if !sameFloat(y[i], yW[i]) {
-						t.Fatalf("AxpyF16Strided %s: [%d] got %v, want %v", name, i, y[i], yW[i])
-					}
-				}
+				checkF16(t, fmt.Sprintf("m=%d n=%d stride=%d", m, n, stride), x, q, w, stride)
 			}
 		}
 	})
+}
+
+// FuzzF16 compares the variants' f16 kernels with generic on values from the
+// fuzzer (every float32 class: NaNs, infinities, subnormals, overflow).
+func FuzzF16(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0x80, 0x47, 0xff, 0xff, 0x7f, 0x7f}, uint8(13), uint8(3), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, mSel, nSel, pad uint8) {
+		m := 1 + int(mSel)%140
+		n := 1 + int(nSel)%12
+		stride := m + int(pad)%7
+		x := make([]float32, (n-1)*stride+m)
+		for i := range x {
+			x[i] = fuzzScale(data, i)
+		}
+		q := make([]float32, m)
+		for i := range q {
+			q[i] = fuzzScale(data, 3*i+1)
+		}
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = fuzzScale(data, 5*i+2)
+		}
+		variants(t, func(t *testing.T) { checkF16(t, "fuzz", x, q, w, stride) })
+	})
+}
+
+// checkF16 checks PutF16 and RoundF16 of x against generic, and the strided
+// f16 products of the query q and weights w (len(x) = (len(w)−1)·stride +
+// len(q)) against the f32 ones on the widened values.
+func checkF16(t *testing.T, name string, x, q, w []float32, stride int) {
+	t.Helper()
+	want := make([]uint16, len(x))
+	generic(func() { PutF16(want, x) })
+	got := make([]uint16, len(x))
+	PutF16(got, x)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: PutF16(%#08x) got %#04x, want %#04x", name, math.Float32bits(x[i]), got[i], want[i])
+		}
+	}
+	r := append([]float32(nil), x...)
+	RoundF16(r)
+	for i := range r {
+		if w := F16ToF32(want[i]); !sameFloat(r[i], w) {
+			t.Fatalf("%s: RoundF16: [%d] got %v, want %v", name, i, r[i], w)
+		}
+	}
+	wide := make([]float32, len(want))
+	for i, h := range want {
+		wide[i] = F16ToF32(h)
+	}
+	n := len(w)
+	outW := make([]float32, n)
+	generic(func() { DotF32Strided(outW, q, wide, stride) })
+	out := make([]float32, n)
+	DotF16Strided(out, q, want, stride)
+	for j := range out {
+		if !sameFloat(out[j], outW[j]) {
+			t.Fatalf("%s: DotF16Strided [%d] got %v, want %v", name, j, out[j], outW[j])
+		}
+	}
+	yW := append([]float32(nil), q...)
+	generic(func() { AxpyF32Strided(yW, w, wide, stride) })
+	y := append([]float32(nil), q...)
+	AxpyF16Strided(y, w, want, stride)
+	for i := range y {
+		if !sameFloat(y[i], yW[i]) {
+			t.Fatalf("%s: AxpyF16Strided [%d] got %v, want %v", name, i, y[i], yW[i])
+		}
+	}
 }
