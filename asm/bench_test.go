@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,12 +75,25 @@ func benchData(rows, cols, n int) (w8 []int8, w4 []byte, dw []float32, a []int8,
 	return
 }
 
-// benchPack packs the benchmark's matrix as the runtime does at load.
-func benchPack(typ string, w8 []int8, w4 []byte, dw []float32, rows, cols int) Packed {
-	if typ == "Q4_0" {
-		return PackQ4_0(make([]byte, PackedSize(true, rows, cols)), w4, dw, rows, cols)
+// benchTypes are the benchmarks' weight types: Q8_0 and Q4_0, with float32
+// scales and with binary16 ones (the f16 layout).
+var benchTypes = []string{"Q8_0", "Q4_0", "Q8_0-f16", "Q4_0-f16"}
+
+// benchPack packs the benchmark's matrix as the runtime does at load (for an
+// -f16 type, with the scales rounded to binary16 first), and returns it with
+// the weights' bytes in the file's layout.
+func benchPack(typ string, w8 []int8, w4 []byte, dw []float32, rows, cols int) (Packed, int) {
+	f16 := strings.HasSuffix(typ, "-f16")
+	sb := 4
+	if f16 {
+		dw = slices.Clone(dw)
+		RoundF16(dw)
+		sb = 2
 	}
-	return PackQ8_0(make([]byte, PackedSize(false, rows, cols)), w8, dw, rows, cols)
+	if strings.HasPrefix(typ, "Q4_0") {
+		return PackQ4_0(make([]byte, PackedSize(true, f16, rows, cols)), w4, dw, rows, cols, f16), len(w4) + sb*len(dw)
+	}
+	return PackQ8_0(make([]byte, PackedSize(false, f16, rows, cols)), w8, dw, rows, cols, f16), len(w8) + sb*len(dw)
 }
 
 func BenchmarkMatVec(b *testing.B) {
@@ -88,16 +103,12 @@ func BenchmarkMatVec(b *testing.B) {
 		}
 		w8, w4, dw, a, da := benchData(s.rows, s.cols, 1)
 		out := make([]float32, s.rows)
-		for _, typ := range []string{"Q8_0", "Q4_0"} {
+		for _, typ := range benchTypes {
 			b.Run(fmt.Sprintf("%s/%dx%d", typ, s.rows, s.cols), func(b *testing.B) {
 				benchVariants(b, func(b *testing.B) {
-					bytes := len(w8) + 4*len(dw)
-					if typ == "Q4_0" {
-						bytes = len(w4) + 4*len(dw)
-					}
+					p, bytes := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
-					p := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					c := startCPU()
 					for b.Loop() {
 						p.MatMul(out, s.rows, 0, s.rows, a, da, 1)
@@ -117,20 +128,16 @@ func BenchmarkMatMul(b *testing.B) {
 		}
 		w8, w4, dw, a, da := benchData(s.rows, s.cols, n)
 		out := make([]float32, s.rows*n)
-		for _, typ := range []string{"Q8_0", "Q4_0"} {
+		for _, typ := range benchTypes {
 			b.Run(fmt.Sprintf("%s/%dx%d/n=%d", typ, s.rows, s.cols, n), func(b *testing.B) {
 				benchVariants(b, func(b *testing.B) {
 					if active == Generic && testing.Short() {
 						b.Skip("generic matmul is slow; skipped under -short")
 					}
-					bytes := len(w8) + 4*len(dw)
-					if typ == "Q4_0" {
-						bytes = len(w4) + 4*len(dw)
-					}
+					p, bytes := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					b.SetBytes(int64(bytes))
 					b.ReportAllocs()
 					ops := 2 * float64(s.rows) * float64(s.cols) * n
-					p := benchPack(typ, w8, w4, dw, s.rows, s.cols)
 					c := startCPU()
 					for b.Loop() {
 						p.MatMul(out, s.rows, 0, s.rows, a, da, n)

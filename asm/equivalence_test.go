@@ -61,7 +61,14 @@ func sameFloat(a, b float32) bool {
 }
 
 // scale kinds for weights and activations.
-var scaleKinds = []string{"normal", "zero", "subnormal", "huge", "negzero", "mixed", "nan", "inf"}
+// The "f16" kinds are binary16 values (widened), which the f16 layout of
+// Packed holds: any bits, or only the special ones.
+var scaleKinds = []string{"normal", "zero", "subnormal", "huge", "negzero", "mixed", "nan", "inf", "f16", "f16special"}
+
+// f16Specials are binary16 subnormals, ±0, ±Inf, quiet and signalling NaNs
+// (with sign and payload) and the extremes of the normal range.
+var f16Specials = []uint16{0x0001, 0x03ff, 0x8001, 0x8200, 0x0000, 0x8000, 0x7c00, 0xfc00,
+	0x7e00, 0xfe01, 0x7c01, 0xfd55, 0x0400, 0x7bff, 0xfbff}
 
 func genScale(rng *rand.Rand, kind string) float32 {
 	switch kind {
@@ -83,6 +90,13 @@ func genScale(rng *rand.Rand, kind string) float32 {
 		}
 	case "mixed":
 		return genScale(rng, scaleKinds[rng.IntN(5)])
+	case "f16":
+		return F16ToF32(uint16(rng.Uint32()))
+	case "f16special":
+		if rng.IntN(2) == 0 {
+			return F16ToF32(f16Specials[rng.IntN(len(f16Specials))])
+		}
+		return F16ToF32(uint16(rng.Uint32()))
 	}
 	return float32(rng.NormFloat64() * 0.02)
 }
@@ -193,6 +207,26 @@ func (p problem) check(t *testing.T, off int, want8, want4 []float32) {
 			}
 		}
 		cmp(name+" MatMul", got, want)
+		// Packed, float32 scales and (when they fit) binary16 ones.
+		for _, f16 := range []bool{false, true} {
+			if f16 && !ScalesFitF16(dw) {
+				continue
+			}
+			var pk Packed
+			buf, checkBuf := guarded(PackedSize(q4, f16, p.rows, cols), off, byte(0x55))
+			if q4 {
+				pk = PackQ4_0(buf, w4, dw, p.rows, cols, f16)
+			} else {
+				pk = PackQ8_0(buf, w8, dw, p.rows, cols, f16)
+			}
+			checkBuf(t, name+" Pack")
+			clear(out)
+			pk.MatMul(out, ldo, 0, p.rows, a, da, p.n)
+			for i := range p.n {
+				copy(got[i*p.rows:], out[i*ldo:i*ldo+p.rows])
+			}
+			cmp(fmt.Sprintf("%s Packed f16=%v MatMul", name, f16), got, want)
+		}
 		// MatVec and Dot, per activation row.
 		for i := range p.n {
 			ai, dai := a[i*cols:(i+1)*cols], da[i*p.nb:(i+1)*p.nb]

@@ -25,8 +25,10 @@ func fuzzScale(data []byte, i int) float32 {
 }
 
 // FuzzProducts compares every variant's Dot, MatVec and MatMul (Q8_0 and
-// Q4_0) with the generic ones on weights, activations and scales from the
-// fuzzer. Activation quants of -128 become -127 (the kernels' precondition).
+// Q4_0, plain and packed) with the generic ones on weights, activations and
+// scales from the fuzzer; when data has an odd length, the weight scales are binary16
+// values, so that the packed layout with f16 scales is run too. Activation
+// quants of -128 become -127 (the kernels' precondition).
 func FuzzProducts(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 0x80, 0x7f, 0xff}, uint8(1), uint8(1), uint8(1))
 	f.Add([]byte{0x80, 0x81, 0x7f, 0, 0, 0xc0, 0x7f, 0x80, 0, 0, 0x80, 0x7f}, uint8(33), uint8(5), uint8(3))
@@ -51,6 +53,9 @@ func FuzzProducts(f *testing.F) {
 		p.dw = make([]float32, rows*nb)
 		for i := range p.dw {
 			p.dw[i] = fuzzScale(data, i)
+			if len(data)%2 == 1 {
+				p.dw[i] = F16ToF32(uint16(math.Float32bits(p.dw[i])))
+			}
 		}
 		p.da = make([]float32, n*nb)
 		for i := range p.da {

@@ -16,7 +16,8 @@ import (
 // ≥ 1 groups of 16 rows of the packed layout from w, nb ≥ 1 blocks,
 // activations packed by packAct (g = 1 for gemv, 4 for gemm4, 8 for
 // gemm8). gemv writes out[16·j + r], gemm4 and gemm8 out[i·ldo + 16·j + r],
-// for group j, row r, activation row i.
+// for group j, row r, activation row i. The F16 kernels read the layout
+// with binary16 scales (Packed.F16), widened exactly by VCVTPH2PS.
 
 //go:noescape
 func gemvQ8_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
@@ -42,22 +43,52 @@ func gemm8Q8_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *b
 //go:noescape
 func gemm8Q4_0AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
+//go:noescape
+func gemvQ8_0F16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0F16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4Q8_0F16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4Q4_0F16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ8_0F16AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0F16AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm8Q8_0F16AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm8Q4_0F16AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
 // kernelSet is one variant's product kernels for one weight type: gemv, gemm
 // over g activation rows, and the multiplier k of Σa in the activation's
 // per-block correction. The AVX2 kernels subtract k·Σa (k = 8: Q4_0's
 // nibble offset; 0 for Q8_0 under the sign trick); the AVX-512 ones start
 // their sums at it (k = −8, or −128 for VPDPBUSD's offset of Q8_0 weights).
 type kernelSet struct {
-	gemv func(out *float32, w *byte, ngroups int, nb int, act *byte)
-	gemm func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
-	g    int
-	corr int32
-	q4   bool
+	gemv    func(out *float32, w *byte, ngroups int, nb int, act *byte)
+	gemm    func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+	g       int
+	corr    int32
+	q4, f16 bool
 }
 
-var kernelSets = [2][2]kernelSet{ // [AVX512?][q4?]
-	{{gemvQ8_0AVX2, gemm4Q8_0AVX2, 4, 0, false}, {gemvQ4_0AVX2, gemm4Q4_0AVX2, 4, 8, true}},
-	{{gemvQ8_0AVX512, gemm8Q8_0AVX512, 8, -128, false}, {gemvQ4_0AVX512, gemm8Q4_0AVX512, 8, -8, true}},
+var kernelSets = [2][2][2]kernelSet{ // [f16?][AVX512?][q4?]
+	{
+		{{gemvQ8_0AVX2, gemm4Q8_0AVX2, 4, 0, false, false}, {gemvQ4_0AVX2, gemm4Q4_0AVX2, 4, 8, true, false}},
+		{{gemvQ8_0AVX512, gemm8Q8_0AVX512, 8, -128, false, false}, {gemvQ4_0AVX512, gemm8Q4_0AVX512, 8, -8, true, false}},
+	},
+	{
+		{{gemvQ8_0F16AVX2, gemm4Q8_0F16AVX2, 4, 0, false, true}, {gemvQ4_0F16AVX2, gemm4Q4_0F16AVX2, 4, 8, true, true}},
+		{{gemvQ8_0F16AVX512, gemm8Q8_0F16AVX512, 8, -128, false, true}, {gemvQ4_0F16AVX512, gemm8Q4_0F16AVX512, 8, -8, true, true}},
+	},
 }
 
 var scratchPool sync.Pool // *[]byte
@@ -129,8 +160,8 @@ func matMulQ8_0(out []float32, ldo int, w []int8, dw []float32, rows int, a []in
 		return
 	}
 	cols := len(a) / n
-	s := getScratch(PackedSize(false, rows, cols))
-	p := PackQ8_0(*s, w, dw, rows, cols)
+	s := getScratch(PackedSize(false, false, rows, cols))
+	p := PackQ8_0(*s, w, dw, rows, cols, false)
 	p.MatMul(out, ldo, 0, rows, a, da, n)
 	scratchPool.Put(s)
 }
@@ -141,8 +172,8 @@ func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []in
 		return
 	}
 	cols := len(a) / n
-	s := getScratch(PackedSize(true, rows, cols))
-	p := PackQ4_0(*s, w, dw, rows, cols)
+	s := getScratch(PackedSize(true, false, rows, cols))
+	p := PackQ4_0(*s, w, dw, rows, cols, false)
 	p.MatMul(out, ldo, 0, rows, a, da, n)
 	scratchPool.Put(s)
 }
@@ -151,19 +182,23 @@ func matMulQ4_0(out []float32, ldo int, w []byte, dw []float32, rows int, a []in
 // multiplies by every activation group before moving on, so that it stays in L2.
 const tileBytes = 128 << 10
 
-func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
+func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
 	if active == Generic {
-		packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
+		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
 		return
 	}
-	v, t := 0, 0
-	if active == AVX512 {
-		v = 1
+	if f16 && active == AVX2 && !hasF16C { // no VCVTPH2PS: an AVX2 CPU without F16C
+		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
+		return
 	}
-	if q4 {
-		t = 1
+	packedMatMulSIMD(&kernelSets[b2i(f16)][b2i(active == AVX512)][b2i(q4)], out, ldo, w, rows, a, da, n, nb)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	packedMatMulSIMD(&kernelSets[v][t], out, ldo, w, rows, a, da, n, nb)
+	return 0
 }
 
 // packAct writes g activation rows (quants a, scales da, nb blocks each) into
@@ -206,7 +241,7 @@ func packActGeneric(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 // one by one; a partial last group goes through a small buffer.
 func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	gs := nb * blockStride(ks.q4) // bytes per group
+	gs := nb * blockStride(ks.q4, ks.f16) // bytes per group
 	g := ks.g
 	ng := n / g              // full groups of activation rows
 	gb, ob := nb*40*g, nb*40 // packed bytes per activation group, per single row

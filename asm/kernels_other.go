@@ -40,8 +40,8 @@ func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
 
 func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }
 
-func packedMatMul(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
-	packedMatMulGeneric(out, ldo, w, rows, q4, a, da, n, nb)
+func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
+	packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
 }
 
 func putF16(dst []uint16, x []float32) { putF16Generic(dst, x) }

@@ -10,8 +10,10 @@ const GroupRows = 16
 
 // Packed is a quantized weight matrix in the kernels' layout: rows in groups
 // of GroupRows (the last group padded with zero rows of zero scale), and per
-// group, block by block, the GroupRows float32 scales followed by the quants
-// interleaved in 4-byte chunks: chunk k of row r at 4·(GroupRows·k + r).
+// group, block by block, the GroupRows scales (float32, or binary16 when
+// every scale of the matrix is one: ScalesFitF16) followed by the quants
+// interleaved in 4-byte chunks: chunk k of row r at 4·(GroupRows·k + r) after
+// the scales.
 // A Q8_0 chunk holds elements 4k..4k+3 of the block (eight chunks); a Q4_0
 // chunk holds bytes 4k..4k+3 of the block's 16, whose low nibbles are elements
 // 4k..4k+3 and high nibbles elements 16+4k..16+4k+3 (four chunks). One 32-byte
@@ -20,86 +22,142 @@ const GroupRows = 16
 type Packed struct {
 	data       []byte
 	rows, cols int
-	q4         bool
+	q4, f16    bool
+}
+
+// scaleBytes is the bytes of one block's GroupRows scales.
+func scaleBytes(f16 bool) int {
+	if f16 {
+		return 2 * GroupRows
+	}
+	return 4 * GroupRows
 }
 
 // blockStride is the bytes of one block of one group.
-func blockStride(q4 bool) int {
+func blockStride(q4, f16 bool) int {
 	if q4 {
-		return 4*GroupRows + 16*GroupRows
+		return scaleBytes(f16) + 16*GroupRows
 	}
-	return 4*GroupRows + 32*GroupRows
+	return scaleBytes(f16) + 32*GroupRows
 }
 
 // PackedSize returns the bytes PackQ8_0 or PackQ4_0 (q4) write for a
-// rows × cols matrix.
-func PackedSize(q4 bool, rows, cols int) int {
-	return (rows + GroupRows - 1) / GroupRows * (cols / BlockSize) * blockStride(q4)
+// rows × cols matrix, with f16 or float32 scales.
+func PackedSize(q4, f16 bool, rows, cols int) int {
+	return (rows + GroupRows - 1) / GroupRows * (cols / BlockSize) * blockStride(q4, f16)
 }
 
-func checkPack(name string, dst []byte, q4 bool, wlen, wPerBlock int, dw []float32, rows, cols int) {
+// ScalesFitF16 reports whether every scale in dw is a binary16 value widened
+// (F16ToF32): what the f16 layout stores exactly. Scales read from a file
+// that holds them as f16 always are.
+func ScalesFitF16(dw []float32) bool {
+	for _, d := range dw {
+		if _, ok := f16Exact(d); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// f16Exact returns the binary16 value that F16ToF32 widens to x, if there is
+// one (signalling NaNs included, which F32ToF16 would quiet).
+func f16Exact(x float32) (uint16, bool) {
+	u := math.Float32bits(x)
+	if u&0x7f800000 == 0x7f800000 && u&0x7fffff != 0 { // NaN
+		h := uint16(u>>16&0x8000 | 0x7c00 | u&0x7fffff>>13)
+		return h, u&0x1fff == 0
+	}
+	h := F32ToF16(x)
+	return h, math.Float32bits(F16ToF32(h)) == u
+}
+
+func checkPack(name string, dst []byte, q4, f16 bool, wlen, wPerBlock int, dw []float32, rows, cols int) {
 	if rows < 0 || cols < 0 || cols%BlockSize != 0 {
 		panic(fmt.Sprintf("asm: %s: %d×%d: cols must be a multiple of 32", name, rows, cols))
 	}
 	nb := cols / BlockSize
-	if wlen < rows*nb*wPerBlock || len(dw) < rows*nb || len(dst) < PackedSize(q4, rows, cols) {
+	if wlen < rows*nb*wPerBlock || len(dw) < rows*nb || len(dst) < PackedSize(q4, f16, rows, cols) {
 		panic("asm: " + name + ": w, dw or dst too short for rows×cols")
 	}
+	if f16 && !ScalesFitF16(dw[:rows*nb]) {
+		panic("asm: " + name + ": f16 layout for scales that are not binary16 values")
+	}
+}
+
+// putScale stores scale d of row rr into a block of the layout.
+func putScale(blk []byte, rr int, d float32, f16 bool) {
+	if f16 {
+		h, _ := f16Exact(d)
+		blk[2*rr], blk[2*rr+1] = byte(h), byte(h>>8)
+		return
+	}
+	putF32(blk[4*rr:], d)
+}
+
+// getScale reads scale of row rr from a block of the layout.
+func getScale(blk []byte, rr int, f16 bool) float32 {
+	if f16 {
+		return F16ToF32(uint16(blk[2*rr]) | uint16(blk[2*rr+1])<<8)
+	}
+	return getF32(blk[4*rr:])
 }
 
 // PackQ8_0 writes the rows × cols Q8_0 matrix (w row-major, dw one scale per
 // block) into dst (PackedSize bytes) in the kernels' layout and returns it.
-func PackQ8_0(dst []byte, w []int8, dw []float32, rows, cols int) Packed {
-	checkPack("PackQ8_0", dst, false, len(w), 32, dw, rows, cols)
+// With f16 the scales are stored as binary16, which must hold them exactly
+// (ScalesFitF16); the products do not change.
+func PackQ8_0(dst []byte, w []int8, dw []float32, rows, cols int, f16 bool) Packed {
+	checkPack("PackQ8_0", dst, false, f16, len(w), 32, dw, rows, cols)
 	nb := cols / BlockSize
-	bs := blockStride(false)
+	bs, sb := blockStride(false, f16), scaleBytes(f16)
 	for r := range rows {
 		g, rr := r/GroupRows, r%GroupRows
 		for b := range nb {
 			blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
-			putF32(blk[4*rr:], dw[r*nb+b])
+			putScale(blk, rr, dw[r*nb+b], f16)
 			src := w[(r*nb+b)*32 : (r*nb+b+1)*32]
 			for k := range 8 {
-				o := 4*GroupRows + 4*(GroupRows*k+rr)
+				o := sb + 4*(GroupRows*k+rr)
 				for j := range 4 {
 					blk[o+j] = byte(src[4*k+j])
 				}
 			}
 		}
 	}
-	clearPad(dst, rows, cols, false)
-	return Packed{data: dst[:PackedSize(false, rows, cols)], rows: rows, cols: cols}
+	clearPad(dst, rows, cols, false, f16)
+	return Packed{data: dst[:PackedSize(false, f16, rows, cols)], rows: rows, cols: cols, f16: f16}
 }
 
 // PackQ4_0 is PackQ8_0 for Q4_0 (w: 16 bytes per block).
-func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int) Packed {
-	checkPack("PackQ4_0", dst, true, len(w), 16, dw, rows, cols)
+func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int, f16 bool) Packed {
+	checkPack("PackQ4_0", dst, true, f16, len(w), 16, dw, rows, cols)
 	nb := cols / BlockSize
-	bs := blockStride(true)
+	bs, sb := blockStride(true, f16), scaleBytes(f16)
 	for r := range rows {
 		g, rr := r/GroupRows, r%GroupRows
 		for b := range nb {
 			blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
-			putF32(blk[4*rr:], dw[r*nb+b])
+			putScale(blk, rr, dw[r*nb+b], f16)
 			src := w[(r*nb+b)*16 : (r*nb+b+1)*16]
 			for k := range 4 {
-				copy(blk[4*GroupRows+4*(GroupRows*k+rr):][:4], src[4*k:4*k+4])
+				copy(blk[sb+4*(GroupRows*k+rr):][:4], src[4*k:4*k+4])
 			}
 		}
 	}
-	clearPad(dst, rows, cols, true)
-	return Packed{data: dst[:PackedSize(true, rows, cols)], rows: rows, cols: cols, q4: true}
+	clearPad(dst, rows, cols, true, f16)
+	return Packed{data: dst[:PackedSize(true, f16, rows, cols)], rows: rows, cols: cols, q4: true, f16: f16}
 }
 
 // clearPad zeroes the padding rows of the last group (scales and quants; a
 // Q4_0 zero byte is the value -8, harmless under a zero scale, and the
 // padding's outputs are never stored).
-func clearPad(dst []byte, rows, cols int, q4 bool) {
+func clearPad(dst []byte, rows, cols int, q4, f16 bool) {
 	if rows%GroupRows == 0 {
 		return
 	}
 	nb := cols / BlockSize
-	bs := blockStride(q4)
+	bs, sb := blockStride(q4, f16), scaleBytes(f16)
+	ss := sb / GroupRows
 	g := rows / GroupRows
 	chunks := 8
 	if q4 {
@@ -108,9 +166,9 @@ func clearPad(dst []byte, rows, cols int, q4 bool) {
 	for b := range nb {
 		blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
 		for rr := rows % GroupRows; rr < GroupRows; rr++ {
-			clear(blk[4*rr : 4*rr+4])
+			clear(blk[ss*rr : ss*rr+ss])
 			for k := range chunks {
-				o := 4*GroupRows + 4*(GroupRows*k+rr)
+				o := sb + 4*(GroupRows*k+rr)
 				clear(blk[o : o+4])
 			}
 		}
@@ -126,10 +184,12 @@ func getF32(b []byte) float32 {
 	return math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
 }
 
-// Rows, Cols and Q4 describe the matrix; Bytes is the size of its layout.
+// Rows, Cols, Q4 and F16 (its scales binary16) describe the matrix; Bytes is
+// the size of its layout.
 func (p *Packed) Rows() int  { return p.rows }
 func (p *Packed) Cols() int  { return p.cols }
 func (p *Packed) Q4() bool   { return p.q4 }
+func (p *Packed) F16() bool  { return p.f16 }
 func (p *Packed) Bytes() int { return len(p.data) }
 
 // Dequant writes row r dequantized into x (cols values): float32(q)·d, with
@@ -139,15 +199,15 @@ func (p *Packed) Dequant(r int, x []float32) {
 		panic("asm: Packed.Dequant: row out of range or x too short")
 	}
 	nb := p.cols / BlockSize
-	bs := blockStride(p.q4)
+	bs, sb := blockStride(p.q4, p.f16), scaleBytes(p.f16)
 	g, rr := r/GroupRows, r%GroupRows
 	for b := range nb {
 		blk := p.data[(g*nb+b)*bs : (g*nb+b+1)*bs]
-		d := getF32(blk[4*rr:])
+		d := getScale(blk, rr, p.f16)
 		xb := x[b*32 : b*32+32]
 		if p.q4 {
 			for k := range 4 {
-				c := blk[4*GroupRows+4*(GroupRows*k+rr):][:4]
+				c := blk[sb+4*(GroupRows*k+rr):][:4]
 				for j, v := range c {
 					xb[4*k+j] = float32(int(v&15)-8) * d
 					xb[16+4*k+j] = float32(int(v>>4)-8) * d
@@ -156,7 +216,7 @@ func (p *Packed) Dequant(r int, x []float32) {
 			continue
 		}
 		for k := range 8 {
-			c := blk[4*GroupRows+4*(GroupRows*k+rr):][:4]
+			c := blk[sb+4*(GroupRows*k+rr):][:4]
 			for j, v := range c {
 				xb[4*k+j] = float32(int8(v)) * d
 			}
@@ -191,15 +251,15 @@ func (p *Packed) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, 
 		}
 		return
 	}
-	bs := blockStride(p.q4)
+	bs := blockStride(p.q4, p.f16)
 	w := p.data[lo/GroupRows*nb*bs : (hi+GroupRows-1)/GroupRows*nb*bs]
-	packedMatMul(out, ldo, w, rows, p.q4, a[:n*p.cols], da[:n*nb], n, nb)
+	packedMatMul(out, ldo, w, rows, p.q4, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
 }
 
 // packedMatMulGeneric is the pure-Go kernel over the groups of w (rows rows,
 // the last group possibly partial).
-func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4 bool, a []int8, da []float32, n, nb int) {
-	bs := blockStride(q4)
+func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
+	bs, sb := blockStride(q4, f16), scaleBytes(f16)
 	cols := nb * BlockSize
 	for i := range n {
 		ai := a[i*cols : (i+1)*cols]
@@ -213,20 +273,20 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4 bool, a 
 				var s int32
 				if q4 {
 					for k := range 4 {
-						c := blk[4*GroupRows+4*(GroupRows*k+rr):][:4]
+						c := blk[sb+4*(GroupRows*k+rr):][:4]
 						for j, v := range c {
 							s += (int32(v&15)-8)*int32(ab[4*k+j]) + (int32(v>>4)-8)*int32(ab[16+4*k+j])
 						}
 					}
 				} else {
 					for k := range 8 {
-						c := blk[4*GroupRows+4*(GroupRows*k+rr):][:4]
+						c := blk[sb+4*(GroupRows*k+rr):][:4]
 						for j, v := range c {
 							s += int32(int8(v)) * int32(ab[4*k+j])
 						}
 					}
 				}
-				acc = blockStep(acc, s, getF32(blk[4*rr:]), dai[b])
+				acc = blockStep(acc, s, getScale(blk, rr, f16), dai[b])
 			}
 			out[i*ldo+r] = acc
 		}

@@ -1,27 +1,43 @@
 package asm
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestPacked checks the packed layout against the plain one: Dequant gives
-// float32(q)·d of the plain row, MatMul over a group-aligned range of rows
-// gives the plain MatMul's outputs of those rows in every variant, and a
-// range that splits a group panics.
+// TestPacked checks the packed layout, with float32 and with binary16
+// scales, against the plain one: Dequant gives float32(q)·d of the plain row,
+// MatMul over a group-aligned range of rows gives the plain MatMul's outputs
+// of those rows in every variant, and a range that splits a group panics.
 func TestPacked(t *testing.T) {
+	for _, f16 := range []bool{false, true} {
+		sk := "normal"
+		if f16 {
+			sk = "f16special"
+		}
+		t.Run(fmt.Sprintf("f16=%v", f16), func(t *testing.T) { testPacked(t, sk, f16) })
+	}
+}
+
+func testPacked(t *testing.T, sk string, f16 bool) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	const rows, nb, n = 37, 3, 5 // two full groups and a partial one
 	cols := nb * 32
-	p := genProblem(rng, nb, rows, n, false, "normal", "normal")
+	p := genProblem(rng, nb, rows, n, false, sk, "normal")
 	want8, want4 := p.want()
 	for _, q4 := range []bool{false, true} {
 		var pk Packed
-		buf := make([]byte, PackedSize(q4, rows, cols))
+		buf := make([]byte, PackedSize(q4, f16, rows, cols))
 		if q4 {
-			pk = PackQ4_0(buf, p.w4, p.dw, rows, cols)
+			pk = PackQ4_0(buf, p.w4, p.dw, rows, cols, f16)
 		} else {
-			pk = PackQ8_0(buf, p.w8, p.dw, rows, cols)
+			pk = PackQ8_0(buf, p.w8, p.dw, rows, cols, f16)
+		}
+		if pk.F16() != f16 || pk.Bytes() != len(buf) {
+			t.Fatalf("q4=%v f16=%v: F16() %v, Bytes() %d of %d", q4, f16, pk.F16(), pk.Bytes(), len(buf))
 		}
 		x := make([]float32, cols)
 		for r := range rows {
@@ -74,3 +90,60 @@ func TestPacked(t *testing.T) {
 		}()
 	}
 }
+
+// TestPackedF16MatchesF32 checks that a matrix packed with binary16 scales
+// gives bit for bit the products and dequantized rows of the same matrix
+// packed with float32 scales, in every variant, 1 to 17 activation rows
+// (gemv, gemm and the rows left over), scales of every binary16 kind, and
+// that its layout is smaller by 2 bytes a scale.
+func TestPackedF16MatchesF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, rows := range []int{1, 16, 40} {
+		for _, nb := range []int{1, 5, 16} {
+			cols := nb * 32
+			p := genProblem(rng, nb, rows, 17, false, "f16special", "mixed")
+			if !ScalesFitF16(p.dw) {
+				t.Fatal("f16special scales do not fit binary16")
+			}
+			for _, q4 := range []bool{false, true} {
+				var p32, p16 Packed
+				b32 := make([]byte, PackedSize(q4, false, rows, cols))
+				b16 := make([]byte, PackedSize(q4, true, rows, cols))
+				if q4 {
+					p32 = PackQ4_0(b32, p.w4, p.dw, rows, cols, false)
+					p16 = PackQ4_0(b16, p.w4, p.dw, rows, cols, true)
+				} else {
+					p32 = PackQ8_0(b32, p.w8, p.dw, rows, cols, false)
+					p16 = PackQ8_0(b16, p.w8, p.dw, rows, cols, true)
+				}
+				groups := (rows + GroupRows - 1) / GroupRows
+				if d := len(b32) - len(b16); d != 2*GroupRows*groups*nb {
+					t.Fatalf("rows=%d nb=%d q4=%v: f16 layout %d bytes smaller, want %d", rows, nb, q4, d, 2*GroupRows*groups*nb)
+				}
+				x32, x16 := make([]float32, cols), make([]float32, cols)
+				for r := range rows {
+					p32.Dequant(r, x32)
+					p16.Dequant(r, x16)
+					if !slices.EqualFunc(x32, x16, bitsEqual) {
+						t.Fatalf("rows=%d nb=%d q4=%v: Dequant row %d differs", rows, nb, q4, r)
+					}
+				}
+				for _, k := range AvailableKernels() {
+					withKernel(k, func() {
+						for _, n := range []int{1, 2, 4, 8, 9, 17} {
+							o32, o16 := make([]float32, n*rows), make([]float32, n*rows)
+							p32.MatMul(o32, rows, 0, rows, p.a, p.da, n)
+							p16.MatMul(o16, rows, 0, rows, p.a, p.da, n)
+							if !slices.EqualFunc(o32, o16, bitsEqual) {
+								t.Fatalf("%s rows=%d nb=%d q4=%v n=%d: f16 and f32 layouts' products differ", k, rows, nb, q4, n)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// bitsEqual compares float32 bits, NaN payloads included.
+func bitsEqual(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }

@@ -10,12 +10,14 @@ import (
 // qmat is a quantized matrix: rows × cols weights as the file holds them,
 // row-major, Q8_0 (q8) or Q4_0 (q4), with one float32 scale per block of 32,
 // and pk, the same matrix repacked into the kernels' layout (asm.Packed),
-// which the forward pass reads.
+// which the forward pass reads; f16 when every scale is a binary16 value (as
+// those of a file with f16 scales are), which pk then stores in 2 bytes.
 type qmat struct {
 	q8         []int8
 	q4         []byte
 	d          []float32
 	rows, cols int
+	f16        bool
 	pk         asm.Packed
 }
 
@@ -29,8 +31,15 @@ func (w *qmat) rowBytes() int {
 	return w.cols
 }
 
-// bytes is the size of the quants and scales.
-func (w *qmat) bytes() int64 { return int64(w.rows) * int64(w.rowBytes()+w.cols/32*4) }
+// bytes is the size of the quants and scales as the kernels read them (2
+// bytes a scale when f16).
+func (w *qmat) bytes() int64 {
+	sb := 4
+	if w.f16 {
+		sb = 2
+	}
+	return int64(w.rows) * int64(w.rowBytes()+w.cols/32*sb)
+}
 
 // layer holds one layer's weights; which fields are set depends on the header.
 type layer struct {

@@ -3,6 +3,7 @@ package infer
 import (
 	"fmt"
 
+	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb"
 )
 
@@ -95,5 +96,6 @@ func (s fileSource) mat(name string, rows, cols int) (qmat, error) {
 	if len(w.d) != rows*cols/32 || len(t.Q) != rows*w.rowBytes() {
 		return qmat{}, fmt.Errorf("infer: tensor %q: %d quant bytes and %d scales do not fit %d×%d", name, len(t.Q), len(w.d), rows, cols)
 	}
+	w.f16 = asm.ScalesFitF16(w.d)
 	return w, nil
 }

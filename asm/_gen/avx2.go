@@ -3,8 +3,10 @@ package main
 import "fmt"
 
 const avx2Doc = `// AVX2 kernels over the packed layout (packed.go): a group of 16 weight
-// rows, per block the 16 float32 scales, then the quants in 4-byte chunks,
-// chunk k of row r at 4·(16k+r). A group is taken as two halves of 8 rows
+// rows, per block the 16 scales, then the quants in 4-byte chunks, chunk k
+// of row r at 4·(16k+r) after the scales. The scales are float32 or, in the
+// F16 kernels, binary16 (32 bytes a block instead of 64), widened exactly by
+// VCVTPH2PS (F16C) before the same float arithmetic. A group is taken as two halves of 8 rows
 // (rows 0..7 at byte 0 of each 64, rows 8..15 at byte 32): a 32-byte load of
 // chunk k feeds 8 rows with the same 4 activation quants (VPBROADCASTD), so
 // the int32 lane r of the products is row r's and the block's exact integer
@@ -46,8 +48,8 @@ var avx2Halves = [2]half{{2, 3, 1}, {10, 11, 9}}
 // avx2Gemv writes a gemv. Both halves of a group in one pass: each
 // activation broadcast feeds two weight loads. Y0/Y1: float and int sums of
 // rows 0..7, Y8/Y9 of 8..15.
-func avx2Gemv(a *asmFile, name string, q4 bool) {
-	bs := blockStride(q4)
+func avx2Gemv(a *asmFile, name string, l layout) {
+	bs := l.blockStride()
 	gemvHead(a, name, consts2)
 	a.e("group:")
 	a.e("\tVXORPS Y0, Y0, Y0")
@@ -56,9 +58,9 @@ func avx2Gemv(a *asmFile, name string, q4 bool) {
 	a.e("\tMOVQ R10, BX")
 	a.e("block:")
 	prefetchAhead(a, bs)
-	for k := range chunks(q4) {
-		off := 64 + 64*k
-		if q4 {
+	for k := range l.chunks() {
+		off := l.quants() + 64*k
+		if l.q4 {
 			a.e("\tVPBROADCASTD %d(R11), Y4", 4*k)
 			a.e("\tVPBROADCASTD %d(R11), Y5", 16+4*k)
 			for hh, h := range avx2Halves {
@@ -93,7 +95,7 @@ func avx2Gemv(a *asmFile, name string, q4 bool) {
 			}
 		}
 	}
-	if q4 {
+	if l.q4 {
 		a.e("\tVPBROADCASTD 36(R11), Y6")
 		for _, acc := range []int{1, 9} {
 			a.e("\tVPMADDWD Y15, Y%d, Y%d", acc, acc)
@@ -103,7 +105,8 @@ func avx2Gemv(a *asmFile, name string, q4 bool) {
 	a.e("\tVBROADCASTSS 32(R11), Y7")
 	for hh, r := range [2]struct{ acc, f, t int }{{1, 0, 12}, {9, 8, 13}} {
 		a.e("\tVCVTDQ2PS Y%d, Y%d", r.acc, r.acc)
-		a.e("\tVMULPS %d(SI), Y7, Y%d", 32*hh, r.t)
+		t := fmt.Sprintf("Y%d", r.t)
+		l.mulScales(a, fmt.Sprintf("%d(SI)", 8*l.scaleBytes()*hh), "Y7", t, t)
 		a.e("\tVMULPS Y%d, Y%d, Y%d", r.t, r.acc, r.acc)
 		a.e("\tVADDPS Y%d, Y%d, Y%d", r.acc, r.f, r.f)
 	}
@@ -116,8 +119,8 @@ func avx2Gemv(a *asmFile, name string, q4 bool) {
 // avx2Gemm4 writes a gemm4: 4 activation rows × one 8-row half per inner
 // loop, the two halves one after the other. Y0..Y3: float sums, Y4..Y7:
 // int sums, Y8 the weights, Y13 the block's scales.
-func avx2Gemm4(a *asmFile, name string, q4 bool) {
-	bs := blockStride(q4)
+func avx2Gemm4(a *asmFile, name string, l layout) {
+	bs := l.blockStride()
 	gemmHead(a, name, consts2)
 	a.e("group:")
 	for h := range 2 {
@@ -128,9 +131,9 @@ func avx2Gemm4(a *asmFile, name string, q4 bool) {
 		a.e("\tMOVQ R10, BX")
 		a.e("\tLEAQ %d(SI), DX", 32*h)
 		a.e("block%d:", h)
-		if q4 {
+		if l.q4 {
 			for k := range 4 {
-				a.e("\tVMOVDQU %d(DX), Y8", 64+64*k)
+				a.e("\tVMOVDQU %d(DX), Y8", l.quants()+64*k)
 				a.e("\tVPSRLW $4, Y8, Y10")
 				a.e("\tVPAND Y14, Y8, Y9")
 				a.e("\tVPAND Y14, Y10, Y10")
@@ -154,7 +157,7 @@ func avx2Gemm4(a *asmFile, name string, q4 bool) {
 			}
 		} else {
 			for k := range 8 {
-				a.e("\tVMOVDQU %d(DX), Y8", 64+64*k)
+				a.e("\tVMOVDQU %d(DX), Y8", l.quants()+64*k)
 				a.e("\tVPABSB Y8, Y9")
 				for i := range 4 {
 					t := 10 + (i%2)*2
@@ -170,7 +173,12 @@ func avx2Gemm4(a *asmFile, name string, q4 bool) {
 				}
 			}
 		}
-		a.e("\tVMOVUPS (DX), Y13")
+		// DX is SI + 32h; this half's 8 scales are at SI + 8·h·scaleBytes.
+		sm := "(DX)"
+		if d := 8*l.scaleBytes()*h - 32*h; d != 0 {
+			sm = fmt.Sprintf("%d(DX)", d)
+		}
+		l.loadScales(a, sm, "Y13")
 		for i := range 4 {
 			a.e("\tVCVTDQ2PS Y%d, Y%d", 4+i, 4+i)
 			a.e("\tVBROADCASTSS %d(R11), Y11", 128+4*i)
@@ -193,7 +201,7 @@ func avx2Gemm4(a *asmFile, name string, q4 bool) {
 // quants copied to dst + b·40g + 32i, the scale to dst + b·40g + 32g + 4i,
 // and k·Σa (exact: VPMADDUBSW of ones by a gives int16 pairs of at most 254)
 // to dst + b·40g + 36g + 4i. It has one form for both weight types.
-func packAct(a *asmFile, name string, _ bool) {
+func packAct(a *asmFile, name string, _ layout) {
 	a.e("// func %s(dst *byte, a *int8, da *float32, nb int, ng int, k int, cols int)", name)
 	a.e("TEXT ·%s(SB), NOSPLIT, $0-56", name)
 	a.lines = append(a.lines, []string{

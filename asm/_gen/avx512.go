@@ -10,6 +10,8 @@ const avx512Doc = `// AVX-512 kernels over the packed layout (packed.go): a 64-b
 // offsets come off exactly: the integer sums start at the per-block
 // correction packed with the activation (−8·Σa or −128·Σa). The float part
 // is the definition's, 16 rows per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
+// The F16 kernels read the layout with binary16 scales (32 bytes a block,
+// the quants right after them) and widen them exactly (VCVTPH2PS).
 `
 
 // consts5 loads the AVX-512 constants: the Q8_0 offset 0x80 in Z31 and the
@@ -26,8 +28,8 @@ func zmm(n int) string { return fmt.Sprintf("Z%d", n) }
 
 // avx512Gemv writes a gemv: Z0 the float sums of the group's 16 rows, Z1 and
 // Z3 the int sums of even and odd chunks (Z1 started at the packed −k·Σa).
-func avx512Gemv(a *asmFile, name string, q4 bool) {
-	bs := blockStride(q4)
+func avx512Gemv(a *asmFile, name string, l layout) {
+	bs := l.blockStride()
 	gemvHead(a, name, consts5)
 	a.e("group:")
 	a.e("\tVPXORD Z0, Z0, Z0")
@@ -37,18 +39,18 @@ func avx512Gemv(a *asmFile, name string, q4 bool) {
 	prefetchAhead(a, bs)
 	a.e("\tVPBROADCASTD 36(R11), Z1")
 	a.e("\tVPXORD Z3, Z3, Z3")
-	for k := range chunks(q4) {
-		off := 64 + 64*k
+	for k := range l.chunks() {
+		off := l.quants() + 64*k
 		acc := "Z1"
 		if k%2 != 0 {
 			acc = "Z3"
 		}
-		if q4 {
-			l, h := zmm(4+2*(k%2)), zmm(5+2*(k%2))
-			a.e("\tVPANDD %d(SI), Z30, %s", off, l)
+		if l.q4 {
+			lo, h := zmm(4+2*(k%2)), zmm(5+2*(k%2))
+			a.e("\tVPANDD %d(SI), Z30, %s", off, lo)
 			a.e("\tVPSRLW $4, %d(SI), %s", off, h)
 			a.e("\tVPANDD Z30, %s, %s", h, h)
-			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z1", 4*k, l)
+			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z1", 4*k, lo)
 			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z3", 16+4*k, h)
 		} else {
 			t := zmm(4 + k%4)
@@ -59,7 +61,7 @@ func avx512Gemv(a *asmFile, name string, q4 bool) {
 	a.e("\tVPADDD Z3, Z1, Z1")
 	a.e("\tVCVTDQ2PS Z1, Z1")
 	a.e("\tVBROADCASTSS 32(R11), Z2")
-	a.e("\tVMULPS (SI), Z2, Z2")
+	l.mulScales(a, "(SI)", "Z2", "Z8", "Z2")
 	a.e("\tVMULPS Z2, Z1, Z1")
 	a.e("\tVADDPS Z1, Z0, Z0")
 	nextBlock(a, "SI", bs, 40, "block")
@@ -73,9 +75,9 @@ const gemmRows = 8
 // avx512Gemm writes a gemm8: gemmRows activation rows × 16 weight rows per
 // inner loop. Z0..: float sums, Z8..: int sums (started at the packed
 // −k·Σa), Z16-Z19 weights, Z20 the block's scales, Z21..: scale products.
-func avx512Gemm(a *asmFile, name string, q4 bool) {
+func avx512Gemm(a *asmFile, name string, l layout) {
 	const g = gemmRows
-	bs := blockStride(q4)
+	bs := l.blockStride()
 	gemmHead(a, name, consts5)
 	a.e("\tLEAQ (R9)(R9*2), R12")
 	a.e("group:")
@@ -88,15 +90,15 @@ func avx512Gemm(a *asmFile, name string, q4 bool) {
 	for i := range g {
 		a.e("\tVPBROADCASTD %d(R11), Z%d", 36*g+4*i, 8+i)
 	}
-	for k := range chunks(q4) {
-		off := 64 + 64*k
-		if q4 {
-			l, h := zmm(16+2*(k%2)), zmm(17+2*(k%2))
-			a.e("\tVPANDD %d(SI), Z30, %s", off, l)
+	for k := range l.chunks() {
+		off := l.quants() + 64*k
+		if l.q4 {
+			lo, h := zmm(16+2*(k%2)), zmm(17+2*(k%2))
+			a.e("\tVPANDD %d(SI), Z30, %s", off, lo)
 			a.e("\tVPSRLW $4, %d(SI), %s", off, h)
 			a.e("\tVPANDD Z30, %s, %s", h, h)
 			for i := range g {
-				a.e("\tVPDPBUSD.BCST %d(R11), %s, Z%d", 32*i+4*k, l, 8+i)
+				a.e("\tVPDPBUSD.BCST %d(R11), %s, Z%d", 32*i+4*k, lo, 8+i)
 			}
 			for i := range g {
 				a.e("\tVPDPBUSD.BCST %d(R11), %s, Z%d", 32*i+16+4*k, h, 8+i)
@@ -109,7 +111,7 @@ func avx512Gemm(a *asmFile, name string, q4 bool) {
 			}
 		}
 	}
-	a.e("\tVMOVUPS (SI), Z20")
+	l.loadScales(a, "(SI)", "Z20")
 	for i := range g {
 		a.e("\tVCVTDQ2PS Z%d, Z%d", 8+i, 8+i)
 		a.e("\tVMULPS.BCST %d(R11), Z20, Z%d", 32*g+4*i, 21+i)

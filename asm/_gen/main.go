@@ -18,13 +18,60 @@ import (
 // groupRows is the packed layout's group: 16 weight rows.
 const groupRows = 16
 
-// blockStride is the bytes of one block of a group: 16 float32 scales, then
-// 16 rows of 32 quants (Q8_0, one byte each) or 32 nibbles (Q4_0).
-func blockStride(q4 bool) int {
-	if q4 {
-		return 4*groupRows + 16*groupRows
+// layout is what a kernel reads: Q4_0 or Q8_0 quants, binary16 or float32
+// scales. The kernels of both scale types come from the same code: only the
+// scales' bytes and the instruction that loads them differ.
+type layout struct{ q4, f16 bool }
+
+// scaleBytes is the bytes of one scale: 2 (binary16) or 4 (float32).
+func (l layout) scaleBytes() int {
+	if l.f16 {
+		return 2
 	}
-	return 4*groupRows + 32*groupRows
+	return 4
+}
+
+// quants is the offset of a block's quants: after its 16 scales.
+func (l layout) quants() int { return groupRows * l.scaleBytes() }
+
+// blockStride is the bytes of one block of a group: 16 scales, then 16 rows
+// of 32 quants (Q8_0, one byte each) or 32 nibbles (Q4_0).
+func (l layout) blockStride() int {
+	if l.q4 {
+		return l.quants() + 16*groupRows
+	}
+	return l.quants() + 32*groupRows
+}
+
+// chunks is the number of 4-byte chunks of a block's row: 8 for Q8_0's 32
+// bytes, 4 for Q4_0's 16.
+func (l layout) chunks() int {
+	if l.q4 {
+		return 4
+	}
+	return 8
+}
+
+// loadScales loads the scales at mem (8 of them into a Y register, 16 into
+// a Z one), widening binary16 exactly (VCVTPH2PS).
+func (l layout) loadScales(a *asmFile, mem, reg string) {
+	if l.f16 {
+		a.e("\tVCVTPH2PS %s, %s", mem, reg)
+	} else {
+		a.e("\tVMOVUPS %s, %s", mem, reg)
+	}
+}
+
+// mulScales sets dst = src1 · (the scales at mem): float32 scales as
+// VMULPS's memory operand, binary16 ones widened into tmp first (the same
+// product, operands in the same order).
+func (l layout) mulScales(a *asmFile, mem, src1, tmp, dst string) {
+	if l.f16 {
+		a.e("\tVCVTPH2PS %s, %s", mem, tmp)
+		a.e("\tVMULPS %s, %s, %s", tmp, src1, dst)
+	} else {
+		a.e("\tVMULPS %s, %s, %s", mem, src1, dst)
+	}
 }
 
 // header starts every generated file.
@@ -43,12 +90,37 @@ func (a *asmFile) e(format string, args ...any) {
 // text is the file: its lines joined by newlines.
 func (a *asmFile) text() string { return strings.Join(a.lines, "\n") }
 
-// kernel is one TEXT symbol: gen writes the function name for the weight
-// type q4 (Q4_0 when true, Q8_0 otherwise).
+// kernel is one TEXT symbol: gen writes the function name for the layout l.
 type kernel struct {
-	gen  func(a *asmFile, name string, q4 bool)
+	gen  func(a *asmFile, name string, l layout)
 	name string
-	q4   bool
+	l    layout
+}
+
+// products lists the product kernels gemv and gemm (named gemm) of a variant
+// (AVX2 or AVX512) for the four layouts: Q8_0 and Q4_0, then the same with
+// binary16 scales (names with F16 before the variant).
+func products(gemv, gemm func(*asmFile, string, layout), gemmName, variant string) []kernel {
+	var ks []kernel
+	for _, f16 := range []bool{false, true} {
+		sc := ""
+		if f16 {
+			sc = "F16"
+		}
+		for _, fn := range []struct {
+			gen  func(*asmFile, string, layout)
+			name string
+		}{{gemv, "gemv"}, {gemm, gemmName}} {
+			for _, q4 := range []bool{false, true} {
+				q := "Q8_0"
+				if q4 {
+					q = "Q4_0"
+				}
+				ks = append(ks, kernel{fn.gen, fn.name + q + sc + variant, layout{q4, f16}})
+			}
+		}
+	}
+	return ks
 }
 
 // files lists what the generator writes: each file's name, doc comment and
@@ -57,15 +129,9 @@ var files = []struct {
 	name, doc string
 	kernels   []kernel
 }{
-	{"kernels_avx2_amd64.s", avx2Doc, []kernel{
-		{avx2Gemv, "gemvQ8_0AVX2", false}, {avx2Gemv, "gemvQ4_0AVX2", true},
-		{avx2Gemm4, "gemm4Q8_0AVX2", false}, {avx2Gemm4, "gemm4Q4_0AVX2", true},
-		{packAct, "packActAVX2", false},
-	}},
-	{"kernels_avx512_amd64.s", avx512Doc, []kernel{
-		{avx512Gemv, "gemvQ8_0AVX512", false}, {avx512Gemv, "gemvQ4_0AVX512", true},
-		{avx512Gemm, "gemm8Q8_0AVX512", false}, {avx512Gemm, "gemm8Q4_0AVX512", true},
-	}},
+	{"kernels_avx2_amd64.s", avx2Doc, append(products(avx2Gemv, avx2Gemm4, "gemm4", "AVX2"),
+		kernel{packAct, "packActAVX2", layout{}})},
+	{"kernels_avx512_amd64.s", avx512Doc, products(avx512Gemv, avx512Gemm, "gemm8", "AVX512")},
 }
 
 func main() {
@@ -82,7 +148,7 @@ func main() {
 	for _, f := range files {
 		a := &asmFile{lines: []string{header, f.doc}}
 		for _, k := range f.kernels {
-			k.gen(a, k.name, k.q4)
+			k.gen(a, k.name, k.l)
 		}
 		if err := writeFile(filepath.Join(*out, f.name), a.text()); err != nil {
 			fmt.Fprintln(os.Stderr, "_gen:", err)
@@ -137,15 +203,6 @@ func gemmHead(a *asmFile, name string, consts func(*asmFile)) {
 	a.e("\tMOVQ ngroups+24(FP), CX")
 	a.e("\tMOVQ nb+32(FP), R10")
 	a.e("\tMOVQ act+40(FP), R8")
-}
-
-// chunks is the number of 4-byte chunks of a block's row: 8 for Q8_0's 32
-// bytes, 4 for Q4_0's 16.
-func chunks(q4 bool) int {
-	if q4 {
-		return 4
-	}
-	return 8
 }
 
 // prefetchAhead prefetches the block four ahead of SI's, a line at a time.
