@@ -91,3 +91,54 @@ func reduce8(acc *[8]float32) float32 {
 	v3 := acc[3] + acc[7]
 	return (v0 + v2) + (v1 + v3)
 }
+
+// AxpyF32StridedN does AxpyF32Strided(y[r·ldy : r·ldy+m], w[r·ldw : r·ldw+n],
+// v, stride) for r < nq: the weighted sums of nq queries over the same n
+// values (the heads of a KV group), each y with that call's bits. One load of
+// a value serves several queries.
+func AxpyF32StridedN(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []float32, stride int) {
+	if checkN("AxpyF32StridedN", len(y), ldy, m, nq, len(w), ldw, n, len(v), stride) {
+		axpyF32StridedN(y, ldy, m, nq, w, ldw, n, v, stride)
+	}
+}
+
+// AxpyF16StridedN is AxpyF32StridedN over values held in f16 (AxpyF16Strided
+// for each query).
+func AxpyF16StridedN(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []uint16, stride int) {
+	if checkN("AxpyF16StridedN", len(y), ldy, m, nq, len(w), ldw, n, len(v), stride) {
+		axpyF16StridedN(y, ldy, m, nq, w, ldw, n, v, stride)
+	}
+}
+
+// checkN validates the arguments of AxpyF32StridedN and AxpyF16StridedN and
+// reports whether there is work.
+func checkN(name string, ny, ldy, m, nq, nw, ldw, n, nv, stride int) bool {
+	if m < 0 || nq < 0 || n < 0 || stride < 0 {
+		panic("asm: " + name + ": negative m, nq, n or stride")
+	}
+	if m == 0 || nq == 0 || n == 0 {
+		return false
+	}
+	if ldy < m || (nq-1)*ldy+m > ny {
+		panic("asm: " + name + ": y too short for nq rows of m at ldy ≥ m")
+	}
+	if ldw < n || (nq-1)*ldw+n > nw {
+		panic("asm: " + name + ": w too short for nq rows of n weights at ldw ≥ n")
+	}
+	if (n-1)*stride+m > nv {
+		panic("asm: " + name + ": v too short for n values of m at stride")
+	}
+	return true
+}
+
+func axpyF32StridedNGeneric(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []float32, stride int) {
+	for r := range nq {
+		axpyF32StridedGeneric(y[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v, stride)
+	}
+}
+
+func axpyF16StridedNGeneric(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []uint16, stride int) {
+	for r := range nq {
+		axpyF16StridedGeneric(y[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v, stride)
+	}
+}

@@ -53,3 +53,38 @@ func rows3(out []float32, ldo int, q []float32, nq, m, r int) (o0, o1, o2, q0, q
 	r1, r2 := min(r+1, nq-1), min(r+2, nq-1)
 	return &out[r*ldo], &out[r1*ldo], &out[r2*ldo], &q[r*m], &q[r1*m], &q[r2*m]
 }
+
+// The three-query weighted sums (axpyn_avx512_amd64.s): AxpyF32Strided for
+// y rows y, y+ldy, y+2·ldy with weights w, w+ldw, w+2·ldw over the same n ≥ 1
+// values of m floats (m a multiple of 16, ≥ 16); ldy, ldw and stride in
+// elements.
+
+//go:noescape
+func axpyF32S3AVX512(y *float32, ldy int, w *float32, ldw int, v *float32, n int, m int, stride int)
+
+//go:noescape
+func axpyF16S3AVX512(y *float32, ldy int, w *float32, ldw int, v *uint16, n int, m int, stride int)
+
+func axpyF32StridedN(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []float32, stride int) {
+	r := 0
+	if active >= AVX512 && m%16 == 0 {
+		for ; r+3 <= nq; r += 3 {
+			axpyF32S3AVX512(&y[r*ldy], ldy, &w[r*ldw], ldw, &v[0], n, m, stride)
+		}
+	}
+	for ; r < nq; r++ {
+		axpyF32Strided(y[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v, stride)
+	}
+}
+
+func axpyF16StridedN(y []float32, ldy, m, nq int, w []float32, ldw, n int, v []uint16, stride int) {
+	r := 0
+	if active >= AVX512 && m%16 == 0 {
+		for ; r+3 <= nq; r += 3 {
+			axpyF16S3AVX512(&y[r*ldy], ldy, &w[r*ldw], ldw, &v[0], n, m, stride)
+		}
+	}
+	for ; r < nq; r++ {
+		axpyF16Strided(y[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v, stride)
+	}
+}

@@ -142,9 +142,115 @@ func FuzzDotT(f *testing.F) {
 	})
 }
 
+// checkAxpyN compares the active variant's AxpyF32StridedN and
+// AxpyF16StridedN with AxpyF32Strided / AxpyF16Strided of each query in
+// generic (the definition).
+func checkAxpyN(t *testing.T, name string, y0 []float32, ldy, m, nq int, w []float32, ldw, n int, v []float32, stride, off int) {
+	t.Helper()
+	v16 := make([]uint16, len(v))
+	PutF16(v16, v)
+	for _, f16 := range []bool{false, true} {
+		name := name + map[bool]string{false: "/f32", true: "/f16"}[f16]
+		want := append([]float32(nil), y0...)
+		generic(func() {
+			for r := range nq {
+				if f16 {
+					AxpyF16Strided(want[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v16, stride)
+				} else {
+					AxpyF32Strided(want[r*ldy:r*ldy+m], w[r*ldw:r*ldw+n], v, stride)
+				}
+			}
+		})
+		got, checkGot := guarded(len(y0), off, float32(-3))
+		copy(got, y0)
+		if f16 {
+			AxpyF16StridedN(got, ldy, m, nq, w, ldw, n, v16, stride)
+		} else {
+			AxpyF32StridedN(got, ldy, m, nq, w, ldw, n, v, stride)
+		}
+		checkGot(t, name)
+		for i := range got {
+			if !sameFloat(got[i], want[i]) {
+				t.Fatalf("%s: y[%d] = %v, want %v", name, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func genAxpyN(nq, m, n, pad int, gen func(i int) float32) (y []float32, ldy int, w []float32, ldw int, v []float32, stride int) {
+	ldy, ldw, stride = m+pad, n+pad, m+2*pad
+	y = make([]float32, (nq-1)*ldy+m)
+	w = make([]float32, (nq-1)*ldw+n)
+	v = make([]float32, (n-1)*stride+m)
+	for i := range y {
+		y[i] = gen(i)
+	}
+	for i := range w {
+		w[i] = gen(len(y) + i)
+	}
+	for i := range v {
+		v[i] = gen(len(y) + len(w) + i)
+	}
+	return
+}
+
+func TestAxpyNMatchesGeneric(t *testing.T) {
+	variants(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(17, 18))
+		for _, m := range []int{1, 8, 16, 32, 64, 80, 128, 136} {
+			for _, nq := range []int{1, 2, 3, 4, 6, 7} {
+				for _, n := range []int{1, 2, 5, 17} {
+					kind := xKinds[rng.IntN(len(xKinds))]
+					pad := rng.IntN(2) * 16
+					y, ldy, w, ldw, v, stride := genAxpyN(nq, m, n, pad, func(int) float32 { return genX(rng, kind) })
+					name := fmt.Sprintf("m=%d/nq=%d/n=%d/pad=%d/%s", m, nq, n, pad, kind)
+					checkAxpyN(t, name, y, ldy, m, nq, w, ldw, n, v, stride, rng.IntN(3))
+				}
+			}
+		}
+	})
+}
+
+func TestAxpyNPanics(t *testing.T) {
+	y, w, v := make([]float32, 64), make([]float32, 8), make([]float32, 64)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"negative n", func() { AxpyF32StridedN(y, 16, 16, 1, w, 8, -1, v, 16) }},
+		{"ldy < m", func() { AxpyF32StridedN(y, 8, 16, 2, w, 4, 4, v, 16) }},
+		{"y too short", func() { AxpyF32StridedN(y, 32, 16, 3, w, 2, 2, v, 16) }},
+		{"w too short", func() { AxpyF32StridedN(y, 16, 16, 2, w, 5, 4, v, 16) }},
+		{"v too short", func() { AxpyF16StridedN(y, 16, 16, 1, w, 8, 5, make([]uint16, 64), 16) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
+
+// FuzzAxpyN compares every variant's AxpyF32StridedN and AxpyF16StridedN
+// with the per-query generic weighted sums on values from the fuzzer.
+func FuzzAxpyN(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0x80}, uint8(64), uint8(3), uint8(5), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, mSel, nqSel, nSel, pad uint8) {
+		m := 1 + int(mSel)%144
+		nq := 1 + int(nqSel)%7
+		n := 1 + int(nSel)%20
+		y, ldy, w, ldw, v, stride := genAxpyN(nq, m, n, int(pad)%3*4, func(i int) float32 { return fuzzScale(data, i) })
+		variants(t, func(t *testing.T) { checkAxpyN(t, "fuzz", y, ldy, m, nq, w, ldw, n, v, stride, int(pad)%3) })
+	})
+}
+
 // BenchmarkScores: 3 queries of one 64-wide KV group against 256 keys, the
 // per-key kernel over the position-major cache (135M shape: stride 192)
-// against DotF32T / DotF16T over the channel-major block layout.
+// against DotF32T / DotF16T over the channel-major block layout; then the
+// weighted sums over as many values, query by query and three at once.
 func BenchmarkScores(b *testing.B) {
 	const m, n, stride, nq = 64, 256, 192, 3
 	rng := rand.New(rand.NewPCG(1, 4))
@@ -191,4 +297,17 @@ func BenchmarkScores(b *testing.B) {
 		}
 	})
 	bench("DotF16T", func() { DotF16T(w, n, q, m, kt16, n/KeyBlock, stride*KeyBlock) })
+	y := make([]float32, nq*m)
+	bench("AxpyF16Strided", func() {
+		for r := range nq {
+			AxpyF16Strided(y[r*m:(r+1)*m], w[r*n:(r+1)*n], kv16, stride)
+		}
+	})
+	bench("AxpyF16StridedN", func() { AxpyF16StridedN(y, m, m, nq, w, n, n, kv16, stride) })
+	bench("AxpyF32Strided", func() {
+		for r := range nq {
+			AxpyF32Strided(y[r*m:(r+1)*m], w[r*n:(r+1)*n], kv, stride)
+		}
+	})
+	bench("AxpyF32StridedN", func() { AxpyF32StridedN(y, m, m, nq, w, n, n, kv, stride) })
 }
