@@ -267,6 +267,8 @@ func (s *Session) attention(l, n int, seqs []seq) {
 			asm.RoundF16(s.v[sq.off*kvd : (sq.off+sq.n)*kvd])
 		}
 	}
+	// The pass's keys in the cache's block layout, batch row i as slot i.
+	transposeKeys(s.kt, s.k, n, kvd)
 
 	// Scores over positions lo..p for query position p = pos0+i (i the row
 	// within its sequence): keys before pos0 come from the sequence's cache,
@@ -325,31 +327,43 @@ func (s *Session) attention(l, n int, seqs []seq) {
 				p = pos0 + i
 				return sq.off + i, h, p, sc[j*span : j*span+p-from(p)+1]
 			}
-			// each calls f over the positions a … b−1 of key block [kb, ke)
-			// that query j attends to, w's part for them.
-			each := func(kb, ke int, f func(row, h, a, b int, w []float32)) {
+			// The scores of all the tile's queries against one run of keys
+			// at once (asm.DotF32T: each key load serves several queries):
+			// qs holds the queries one after the other, bs the scores of the
+			// run's key blocks, of which each query keeps those it attends to.
+			const ldo = attnKeyBlock + 2*kvBlock
+			if len(s.attnBuf[part]) < nq*(hd+ldo) {
+				s.attnBuf[part] = make([]float32, nq*(hd+ldo))
+			}
+			qs, bs := s.attnBuf[part][:nq*hd], s.attnBuf[part][nq*hd:]
+			for j := range nq {
+				row, h, _, _ := query(j)
+				copy(qs[j*hd:(j+1)*hd], s.q[row*qd+h*hd:])
+			}
+			// run scores positions pa … pa+cnt−1, slots slot … slot+cnt−1 of
+			// the key block layout k (or k16).
+			run := func(pa, slot, cnt int, k []float32, k16 []uint16) {
+				o := blockScores(bs, ldo, qs, hd, k, k16, slot, cnt, kvo, kvd)
 				for j := range nq {
-					row, h, p, w := query(j)
+					_, _, p, w := query(j)
 					f0 := from(p)
-					if a, b := max(kb, f0), min(ke, p+1); a < b {
-						f(row, h, a, b, w[a-f0:b-f0])
+					if a, b := max(pa, f0), min(pa+cnt, p+1); a < b {
+						copy(w[a-f0:b-f0], bs[j*ldo+o+a-pa:])
 					}
 				}
 			}
 			for kb := first; kb <= last; kb += attnKeyBlock {
-				each(kb, min(kb+attnKeyBlock, last+1), func(row, h, a, b int, w []float32) {
-					qh := s.q[row*qd+h*hd : row*qd+(h+1)*hd]
-					if nc := max(0, min(b, pos0)-a); nc > 0 {
-						// Keys before pos0 from the cache (slot: position mod slots).
-						ringSegments(a%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-							ls.scores(w[j:j+cnt], qh, slot, kvo, kvd)
-						})
-					}
-					if a2 := max(a, pos0); a2 < b {
-						// The pass's own keys, rows of s.k.
-						asm.DotF32Strided(w[a2-a:], qh, s.k[(sq.off+a2-pos0)*kvd+kvo:], kvd)
-					}
-				})
+				ke := min(kb+attnKeyBlock, last+1)
+				if nc := min(ke, pos0) - kb; nc > 0 {
+					// Keys before pos0 from the cache (slot: position mod slots).
+					ringSegments(kb%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
+						run(kb+j, slot, cnt, ls.k, ls.k16)
+					})
+				}
+				if a := max(kb, pos0); a < ke {
+					// The pass's own keys, batch rows of s.kt.
+					run(a, sq.off+a-pos0, ke-a, s.kt, nil)
+				}
 			}
 			for j := range nq {
 				row, h, _, w := query(j)
@@ -365,18 +379,29 @@ func (s *Session) attention(l, n int, seqs []seq) {
 				// before it is added, from +0 (asm.AxpyF32Strided's order).
 				clear(s.o[row*qd+h*hd : row*qd+(h+1)*hd])
 			}
+			// The heads of a row attend to the same positions: their
+			// weighted sums go together (asm.AxpyF32StridedN: each value
+			// load serves the nh heads), outputs hd apart, weights span apart.
+			nh := tl.h1 - tl.h0
 			for kb := first; kb <= last; kb += attnKeyBlock {
-				each(kb, min(kb+attnKeyBlock, last+1), func(row, h, a, b int, w []float32) {
-					out := s.o[row*qd+h*hd : row*qd+(h+1)*hd]
+				ke := min(kb+attnKeyBlock, last+1)
+				for j := 0; j < nq; j += nh {
+					row, h, p, _ := query(j)
+					f0 := from(p)
+					a, b := max(kb, f0), min(ke, p+1)
+					if a >= b {
+						continue
+					}
+					out, w := s.o[row*qd+h*hd:], sc[j*span+a-f0:]
 					if nc := max(0, min(b, pos0)-a); nc > 0 {
-						ringSegments(a%ls.slots, ls.slots, nc, func(j, slot, cnt int) {
-							ls.weigh(out, w[j:j+cnt], slot, kvo, kvd)
+						ringSegments(a%ls.slots, ls.slots, nc, func(i, slot, cnt int) {
+							ls.weigh(out, hd, nh, w[i:], span, cnt, slot, kvo, kvd)
 						})
 					}
 					if a2 := max(a, pos0); a2 < b {
-						asm.AxpyF32Strided(out, w[a2-a:], s.v[(sq.off+a2-pos0)*kvd+kvo:], kvd)
+						asm.AxpyF32StridedN(out, hd, hd, nh, w[a2-a:], span, b-a2, s.v[(sq.off+a2-pos0)*kvd+kvo:], kvd)
 					}
-				})
+				}
 			}
 		}
 	})

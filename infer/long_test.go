@@ -49,14 +49,15 @@ func TestCacheSize(t *testing.T) {
 		ctx  int
 		want int64
 	}{
-		// 2 layers × (k, v) × ctx × kv_dim 32 floats.
+		// 2 layers × (k, v) × ctx × kv_dim 32 floats, the keys in whole
+		// blocks of 16 slots (keyIndex).
 		{"q8", 64, 2 * 2 * 64 * 32 * 4},
-		{"q8", 10, 2 * 2 * 10 * 32 * 4},
+		{"q8", 10, 2 * (16 + 10) * 32 * 4},
 		// window 8 on every layer: 8 slots whatever the context.
-		{"sliding_all", 64, 2 * 2 * 8 * 32 * 4},
-		{"sliding_all", 5, 2 * 2 * 5 * 32 * 4},
+		{"sliding_all", 64, 2 * (16 + 8) * 32 * 4},
+		{"sliding_all", 5, 2 * (16 + 5) * 32 * 4},
 		// gemma2: layer 0 slides (8), layer 1 is full; kv_dim 32.
-		{"gemma2", 64, 2 * (8 + 64) * 32 * 4},
+		{"gemma2", 64, ((16 + 8) + (64 + 64)) * 32 * 4},
 		// qwen35_linear: 3 linear layers (conv 3 × C = 2·2·16 + 4·8 = 96, state 4 × 16 × 8), one
 		// full layer (kv_dim 2 × 32).
 		{"qwen35_linear", 64, 3*(3*96+4*16*8)*4 + 2*64*64*4},

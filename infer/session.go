@@ -35,6 +35,7 @@ type Session struct {
 	x, xn, t []float32 // (B, dim): residual, normalized, projection output
 	q, g, o  []float32 // (B, q_dim): queries, gate, attention output
 	k, v     []float32 // (B, kv_dim)
+	kt       []float32 // k in the key cache's block layout (keyIndex), row i as slot i
 	h1, h3   []float32 // (B, hidden_dim)
 	qa       []int8    // (B, max input width): quantized activations
 	da       []float32 // (B, max input width / 32)
@@ -42,6 +43,7 @@ type Session struct {
 	lb, la   []float32 // linear: (B, V)
 	cos, sin [2][]float32
 	scores   [][]float32 // per thread: (ctx)
+	attnBuf  [][]float32 // per thread: an attention tile's queries and block scores
 	logits   []float32   // (B, vocab)
 	seqs     []seq       // the sequences of the current pass
 	rowSeq   []int       // (B): each row's index in seqs
@@ -94,9 +96,9 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 			need += 4 * int64(c.LinConv-1) * int64(c.LinQKV())
 			need += 4 * int64(c.LinV) * int64(c.LinDK) * int64(c.LinDV)
 		case c.isSliding(l):
-			need += 2 * opt.KV.bytes() * int64(min(ctx, c.SlidingWindow)) * int64(c.KVDim)
+			need += opt.KV.bytes() * kvLen(min(ctx, c.SlidingWindow), c.KVDim)
 		default:
-			need += 2 * opt.KV.bytes() * int64(ctx) * int64(c.KVDim)
+			need += opt.KV.bytes() * kvLen(ctx, c.KVDim)
 		}
 	}
 	if mem := physicalMemory(); mem > 0 && need > mem {
@@ -144,6 +146,7 @@ func (s *Session) scratch(b, ctx int) {
 	}
 	s.k = make([]float32, b*c.KVDim)
 	s.v = make([]float32, b*c.KVDim)
+	s.kt = make([]float32, blockLen(b, c.KVDim))
 	s.h1 = make([]float32, b*c.HiddenDim)
 	s.h3 = make([]float32, b*c.HiddenDim)
 	s.qa = make([]int8, b*in)
@@ -153,6 +156,7 @@ func (s *Session) scratch(b, ctx int) {
 		s.sin[i] = make([]float32, b*c.RotDim/2)
 	}
 	s.scores = make([][]float32, s.pool.threads)
+	s.attnBuf = make([][]float32, s.pool.threads)
 	for i := range s.scores {
 		s.scores[i] = make([]float32, ctx)
 	}
