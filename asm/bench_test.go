@@ -90,10 +90,12 @@ func benchPack(typ string, w8 []int8, w4 []byte, dw []float32, rows, cols int) (
 		RoundF16(dw)
 		sb = 2
 	}
-	if strings.HasPrefix(typ, "Q4_0") {
-		return PackQ4_0(make([]byte, PackedSize(true, f16, rows, cols)), w4, dw, rows, cols, f16), len(w4) + sb*len(dw)
+	q4 := strings.HasPrefix(typ, "Q4_0")
+	bytes := len(w8) + sb*len(dw)
+	if q4 {
+		bytes = len(w4) + sb*len(dw)
 	}
-	return PackQ8_0(make([]byte, PackedSize(false, f16, rows, cols)), w8, dw, rows, cols, f16), len(w8) + sb*len(dw)
+	return pack(make([]byte, PackedSize(q4, f16, rows, cols)), q4, f16, w8, w4, dw, rows, cols), bytes
 }
 
 func BenchmarkMatVec(b *testing.B) {

@@ -212,13 +212,8 @@ func (p problem) check(t *testing.T, off int, want8, want4 []float32) {
 			if f16 && !ScalesFitF16(dw) {
 				continue
 			}
-			var pk Packed
 			buf, checkBuf := guarded(PackedSize(q4, f16, p.rows, cols), off, byte(0x55))
-			if q4 {
-				pk = PackQ4_0(buf, w4, dw, p.rows, cols, f16)
-			} else {
-				pk = PackQ8_0(buf, w8, dw, p.rows, cols, f16)
-			}
+			pk := pack(buf, q4, f16, w8, w4, dw, p.rows, cols)
 			checkBuf(t, name+" Pack")
 			clear(out)
 			pk.MatMul(out, ldo, 0, p.rows, a, da, p.n)
@@ -249,6 +244,15 @@ func (p problem) check(t *testing.T, off int, want8, want4 []float32) {
 			}
 		}
 	}
+}
+
+// pack packs the Q4_0 (q4) or Q8_0 matrix into buf with binary16 (f16) or
+// float32 scales.
+func pack(buf []byte, q4, f16 bool, w8 []int8, w4 []byte, dw []float32, rows, cols int) Packed {
+	if q4 {
+		return PackQ4_0(buf, w4, dw, rows, cols, f16)
+	}
+	return PackQ8_0(buf, w8, dw, rows, cols, f16)
 }
 
 func (p problem) want() (want8, want4 []float32) {

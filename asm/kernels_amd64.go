@@ -241,7 +241,7 @@ func packActGeneric(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 // one by one; a partial last group goes through a small buffer.
 func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	gs := nb * blockStride(ks.q4, ks.f16) // bytes per group
+	gs := layout{ks.q4, ks.f16, nb}.group() // bytes per group
 	g := ks.g
 	ng := n / g              // full groups of activation rows
 	gb, ob := nb*40*g, nb*40 // packed bytes per activation group, per single row
@@ -409,6 +409,12 @@ func expShiftF32AVX2(x *float32, m float32, n int)
 func siluMulF32AVX2(gate *float32, up *float32, n int)
 
 func expShiftF32(x []float32, m float32) {
+	if active >= AVX512 {
+		if n := len(x) &^ 15; n > 0 {
+			expShiftF32AVX512(&x[0], m, n)
+			x = x[n:]
+		}
+	}
 	if active >= AVX2 {
 		if n := len(x) &^ 7; n > 0 {
 			expShiftF32AVX2(&x[0], m, n)

@@ -25,26 +25,80 @@ type Packed struct {
 	q4, f16    bool
 }
 
-// scaleBytes is the bytes of one block's GroupRows scales.
-func scaleBytes(f16 bool) int {
-	if f16 {
-		return 2 * GroupRows
-	}
-	return 4 * GroupRows
+// layout gives the offsets within one group of a packed matrix with nb
+// blocks a row. Float32 scales: block by block, the 16 scales (64 bytes)
+// then the quants. Binary16 scales: first every block's 16 scales (32 bytes
+// a block, padded to a multiple of 64), then every block's quants, so that
+// the quants stay 64-byte aligned.
+type layout struct {
+	q4, f16 bool
+	nb      int
 }
 
-// blockStride is the bytes of one block of one group.
-func blockStride(q4, f16 bool) int {
-	if q4 {
-		return scaleBytes(f16) + 16*GroupRows
+// quantBytes is the bytes of one block's quants of a group.
+func (l layout) quantBytes() int {
+	if l.q4 {
+		return 16 * GroupRows
 	}
-	return scaleBytes(f16) + 32*GroupRows
+	return 32 * GroupRows
+}
+
+// header is the bytes before the first block's quants with binary16 scales.
+func (l layout) header() int { return (32*l.nb + 63) &^ 63 }
+
+// group is the bytes of one group.
+func (l layout) group() int {
+	if l.f16 {
+		return l.header() + l.nb*l.quantBytes()
+	}
+	return l.nb * (4*GroupRows + l.quantBytes())
+}
+
+// scale is the offset of row rr's scale of block b.
+func (l layout) scale(b, rr int) int {
+	if l.f16 {
+		return 32*b + 2*rr
+	}
+	return b*(4*GroupRows+l.quantBytes()) + 4*rr
+}
+
+// chunk is the offset of chunk k of row rr of block b (4 quant bytes).
+func (l layout) chunk(b, k, rr int) int {
+	o := 4 * (GroupRows*k + rr)
+	if l.f16 {
+		return l.header() + b*l.quantBytes() + o
+	}
+	return b*(4*GroupRows+l.quantBytes()) + 4*GroupRows + o
+}
+
+// chunks is the number of 4-byte chunks of a block's row.
+func (l layout) chunks() int { return l.quantBytes() / (4 * GroupRows) }
+
+// putScale stores the scale d at grp[o:].
+func (l layout) putScale(grp []byte, o int, d float32) {
+	if l.f16 {
+		h, _ := f16Exact(d)
+		grp[o], grp[o+1] = byte(h), byte(h>>8)
+		return
+	}
+	putF32(grp[o:], d)
+}
+
+// getScale reads the scale at grp[o:].
+func (l layout) getScale(grp []byte, o int) float32 {
+	if l.f16 {
+		return F16ToF32(uint16(grp[o]) | uint16(grp[o+1])<<8)
+	}
+	return getF32(grp[o:])
 }
 
 // PackedSize returns the bytes PackQ8_0 or PackQ4_0 (q4) write for a
 // rows × cols matrix, with f16 or float32 scales.
 func PackedSize(q4, f16 bool, rows, cols int) int {
-	return (rows + GroupRows - 1) / GroupRows * (cols / BlockSize) * blockStride(q4, f16)
+	if cols/BlockSize == 0 {
+		return 0
+	}
+	return (rows + GroupRows - 1) / GroupRows * layout{q4, f16, cols / BlockSize}.group()
 }
 
 // ScalesFitF16 reports whether every scale in dw is a binary16 value widened
@@ -84,24 +138,6 @@ func checkPack(name string, dst []byte, q4, f16 bool, wlen, wPerBlock int, dw []
 	}
 }
 
-// putScale stores scale d of row rr into a block of the layout.
-func putScale(blk []byte, rr int, d float32, f16 bool) {
-	if f16 {
-		h, _ := f16Exact(d)
-		blk[2*rr], blk[2*rr+1] = byte(h), byte(h>>8)
-		return
-	}
-	putF32(blk[4*rr:], d)
-}
-
-// getScale reads scale of row rr from a block of the layout.
-func getScale(blk []byte, rr int, f16 bool) float32 {
-	if f16 {
-		return F16ToF32(uint16(blk[2*rr]) | uint16(blk[2*rr+1])<<8)
-	}
-	return getF32(blk[4*rr:])
-}
-
 // PackQ8_0 writes the rows × cols Q8_0 matrix (w row-major, dw one scale per
 // block) into dst (PackedSize bytes) in the kernels' layout and returns it.
 // With f16 the scales are stored as binary16, which must hold them exactly
@@ -109,17 +145,17 @@ func getScale(blk []byte, rr int, f16 bool) float32 {
 func PackQ8_0(dst []byte, w []int8, dw []float32, rows, cols int, f16 bool) Packed {
 	checkPack("PackQ8_0", dst, false, f16, len(w), 32, dw, rows, cols)
 	nb := cols / BlockSize
-	bs, sb := blockStride(false, f16), scaleBytes(f16)
+	l := layout{false, f16, nb}
 	for r := range rows {
 		g, rr := r/GroupRows, r%GroupRows
+		grp := dst[g*l.group() : (g+1)*l.group()]
 		for b := range nb {
-			blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
-			putScale(blk, rr, dw[r*nb+b], f16)
+			l.putScale(grp, l.scale(b, rr), dw[r*nb+b])
 			src := w[(r*nb+b)*32 : (r*nb+b+1)*32]
 			for k := range 8 {
-				o := sb + 4*(GroupRows*k+rr)
+				o := l.chunk(b, k, rr)
 				for j := range 4 {
-					blk[o+j] = byte(src[4*k+j])
+					grp[o+j] = byte(src[4*k+j])
 				}
 			}
 		}
@@ -132,15 +168,15 @@ func PackQ8_0(dst []byte, w []int8, dw []float32, rows, cols int, f16 bool) Pack
 func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int, f16 bool) Packed {
 	checkPack("PackQ4_0", dst, true, f16, len(w), 16, dw, rows, cols)
 	nb := cols / BlockSize
-	bs, sb := blockStride(true, f16), scaleBytes(f16)
+	l := layout{true, f16, nb}
 	for r := range rows {
 		g, rr := r/GroupRows, r%GroupRows
+		grp := dst[g*l.group() : (g+1)*l.group()]
 		for b := range nb {
-			blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
-			putScale(blk, rr, dw[r*nb+b], f16)
+			l.putScale(grp, l.scale(b, rr), dw[r*nb+b])
 			src := w[(r*nb+b)*16 : (r*nb+b+1)*16]
 			for k := range 4 {
-				copy(blk[sb+4*(GroupRows*k+rr):][:4], src[4*k:4*k+4])
+				copy(grp[l.chunk(b, k, rr):][:4], src[4*k:4*k+4])
 			}
 		}
 	}
@@ -148,28 +184,32 @@ func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int, f16 bool) Pack
 	return Packed{data: dst[:PackedSize(true, f16, rows, cols)], rows: rows, cols: cols, q4: true, f16: f16}
 }
 
-// clearPad zeroes the padding rows of the last group (scales and quants; a
-// Q4_0 zero byte is the value -8, harmless under a zero scale, and the
-// padding's outputs are never stored).
+// clearPad zeroes the padding rows of the last group and, with binary16
+// scales, the padding after the scales (scales and quants; a Q4_0 zero byte
+// is the value -8, harmless under a zero scale, and the padding's outputs are
+// never stored).
 func clearPad(dst []byte, rows, cols int, q4, f16 bool) {
+	nb := cols / BlockSize
+	l := layout{q4, f16, nb}
+	ngroups := (rows + GroupRows - 1) / GroupRows
+	if f16 {
+		for g := range ngroups {
+			clear(dst[g*l.group()+32*nb : g*l.group()+l.header()])
+		}
+	}
 	if rows%GroupRows == 0 {
 		return
 	}
-	nb := cols / BlockSize
-	bs, sb := blockStride(q4, f16), scaleBytes(f16)
-	ss := sb / GroupRows
-	g := rows / GroupRows
-	chunks := 8
-	if q4 {
-		chunks = 4
+	grp := dst[(ngroups-1)*l.group() : ngroups*l.group()]
+	ss := 4
+	if f16 {
+		ss = 2
 	}
 	for b := range nb {
-		blk := dst[(g*nb+b)*bs : (g*nb+b+1)*bs]
 		for rr := rows % GroupRows; rr < GroupRows; rr++ {
-			clear(blk[ss*rr : ss*rr+ss])
-			for k := range chunks {
-				o := sb + 4*(GroupRows*k+rr)
-				clear(blk[o : o+4])
+			clear(grp[l.scale(b, rr):][:ss])
+			for k := range l.chunks() {
+				clear(grp[l.chunk(b, k, rr):][:4])
 			}
 		}
 	}
@@ -199,15 +239,15 @@ func (p *Packed) Dequant(r int, x []float32) {
 		panic("asm: Packed.Dequant: row out of range or x too short")
 	}
 	nb := p.cols / BlockSize
-	bs, sb := blockStride(p.q4, p.f16), scaleBytes(p.f16)
+	l := layout{p.q4, p.f16, nb}
 	g, rr := r/GroupRows, r%GroupRows
+	grp := p.data[g*l.group() : (g+1)*l.group()]
 	for b := range nb {
-		blk := p.data[(g*nb+b)*bs : (g*nb+b+1)*bs]
-		d := getScale(blk, rr, p.f16)
+		d := l.getScale(grp, l.scale(b, rr))
 		xb := x[b*32 : b*32+32]
 		if p.q4 {
 			for k := range 4 {
-				c := blk[sb+4*(GroupRows*k+rr):][:4]
+				c := grp[l.chunk(b, k, rr):][:4]
 				for j, v := range c {
 					xb[4*k+j] = float32(int(v&15)-8) * d
 					xb[16+4*k+j] = float32(int(v>>4)-8) * d
@@ -216,7 +256,7 @@ func (p *Packed) Dequant(r int, x []float32) {
 			continue
 		}
 		for k := range 8 {
-			c := blk[sb+4*(GroupRows*k+rr):][:4]
+			c := grp[l.chunk(b, k, rr):][:4]
 			for j, v := range c {
 				xb[4*k+j] = float32(int8(v)) * d
 			}
@@ -251,15 +291,15 @@ func (p *Packed) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, 
 		}
 		return
 	}
-	bs := blockStride(p.q4, p.f16)
-	w := p.data[lo/GroupRows*nb*bs : (hi+GroupRows-1)/GroupRows*nb*bs]
+	gs := layout{p.q4, p.f16, nb}.group()
+	w := p.data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs]
 	packedMatMul(out, ldo, w, rows, p.q4, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
 }
 
 // packedMatMulGeneric is the pure-Go kernel over the groups of w (rows rows,
 // the last group possibly partial).
 func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
-	bs, sb := blockStride(q4, f16), scaleBytes(f16)
+	l := layout{q4, f16, nb}
 	cols := nb * BlockSize
 	for i := range n {
 		ai := a[i*cols : (i+1)*cols]
@@ -268,25 +308,25 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 boo
 			g, rr := r/GroupRows, r%GroupRows
 			var acc float32
 			for b := range nb {
-				blk := w[(g*nb+b)*bs : (g*nb+b+1)*bs]
+				grp := w[g*l.group() : (g+1)*l.group()]
 				ab := ai[b*32 : b*32+32]
 				var s int32
 				if q4 {
 					for k := range 4 {
-						c := blk[sb+4*(GroupRows*k+rr):][:4]
+						c := grp[l.chunk(b, k, rr):][:4]
 						for j, v := range c {
 							s += (int32(v&15)-8)*int32(ab[4*k+j]) + (int32(v>>4)-8)*int32(ab[16+4*k+j])
 						}
 					}
 				} else {
 					for k := range 8 {
-						c := blk[sb+4*(GroupRows*k+rr):][:4]
+						c := grp[l.chunk(b, k, rr):][:4]
 						for j, v := range c {
 							s += int32(int8(v)) * int32(ab[4*k+j])
 						}
 					}
 				}
-				acc = blockStep(acc, s, getScale(blk, rr, f16), dai[b])
+				acc = blockStep(acc, s, l.getScale(grp, l.scale(b, rr)), dai[b])
 			}
 			out[i*ldo+r] = acc
 		}

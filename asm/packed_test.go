@@ -29,13 +29,8 @@ func testPacked(t *testing.T, sk string, f16 bool) {
 	p := genProblem(rng, nb, rows, n, false, sk, "normal")
 	want8, want4 := p.want()
 	for _, q4 := range []bool{false, true} {
-		var pk Packed
 		buf := make([]byte, PackedSize(q4, f16, rows, cols))
-		if q4 {
-			pk = PackQ4_0(buf, p.w4, p.dw, rows, cols, f16)
-		} else {
-			pk = PackQ8_0(buf, p.w8, p.dw, rows, cols, f16)
-		}
+		pk := pack(buf, q4, f16, p.w8, p.w4, p.dw, rows, cols)
 		if pk.F16() != f16 || pk.Bytes() != len(buf) {
 			t.Fatalf("q4=%v f16=%v: F16() %v, Bytes() %d of %d", q4, f16, pk.F16(), pk.Bytes(), len(buf))
 		}
@@ -95,7 +90,8 @@ func testPacked(t *testing.T, sk string, f16 bool) {
 // gives bit for bit the products and dequantized rows of the same matrix
 // packed with float32 scales, in every variant, 1 to 17 activation rows
 // (gemv, gemm and the rows left over), scales of every binary16 kind, and
-// that its layout is smaller by 2 bytes a scale.
+// that its layout is smaller by 2 bytes a scale (less the padding of each
+// group's scales to 64 bytes).
 func TestPackedF16MatchesF32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, rows := range []int{1, 16, 40} {
@@ -106,19 +102,14 @@ func TestPackedF16MatchesF32(t *testing.T) {
 				t.Fatal("f16special scales do not fit binary16")
 			}
 			for _, q4 := range []bool{false, true} {
-				var p32, p16 Packed
 				b32 := make([]byte, PackedSize(q4, false, rows, cols))
 				b16 := make([]byte, PackedSize(q4, true, rows, cols))
-				if q4 {
-					p32 = PackQ4_0(b32, p.w4, p.dw, rows, cols, false)
-					p16 = PackQ4_0(b16, p.w4, p.dw, rows, cols, true)
-				} else {
-					p32 = PackQ8_0(b32, p.w8, p.dw, rows, cols, false)
-					p16 = PackQ8_0(b16, p.w8, p.dw, rows, cols, true)
-				}
+				p32 := pack(b32, q4, false, p.w8, p.w4, p.dw, rows, cols)
+				p16 := pack(b16, q4, true, p.w8, p.w4, p.dw, rows, cols)
+				// Per group: 64 bytes of scales a block against 32, padded to 64.
 				groups := (rows + GroupRows - 1) / GroupRows
-				if d := len(b32) - len(b16); d != 2*GroupRows*groups*nb {
-					t.Fatalf("rows=%d nb=%d q4=%v: f16 layout %d bytes smaller, want %d", rows, nb, q4, d, 2*GroupRows*groups*nb)
+				if d, want := len(b32)-len(b16), groups*(64*nb-(32*nb+63)/64*64); d != want {
+					t.Fatalf("rows=%d nb=%d q4=%v: f16 layout %d bytes smaller, want %d", rows, nb, q4, d, want)
 				}
 				x32, x16 := make([]float32, cols), make([]float32, cols)
 				for r := range rows {

@@ -3,10 +3,11 @@ package main
 import "fmt"
 
 const avx2Doc = `// AVX2 kernels over the packed layout (packed.go): a group of 16 weight
-// rows, per block the 16 scales, then the quants in 4-byte chunks, chunk k
-// of row r at 4·(16k+r) after the scales. The scales are float32 or, in the
-// F16 kernels, binary16 (32 bytes a block instead of 64), widened exactly by
-// VCVTPH2PS (F16C) before the same float arithmetic. A group is taken as two halves of 8 rows
+// rows, per block the 16 float32 scales, then the quants in 4-byte chunks,
+// chunk k of row r at 4·(16k+r). The F16 kernels read the layout with
+// binary16 scales: a group's scales first (32 bytes a block, padded to 64),
+// then its blocks' quants; VCVTPH2PS (F16C) widens the scales exactly
+// before the same float arithmetic. A group is taken as two halves of 8 rows
 // (rows 0..7 at byte 0 of each 64, rows 8..15 at byte 32): a 32-byte load of
 // chunk k feeds 8 rows with the same 4 activation quants (VPBROADCASTD), so
 // the int32 lane r of the products is row r's and the block's exact integer
@@ -49,15 +50,16 @@ var avx2Halves = [2]half{{2, 3, 1}, {10, 11, 9}}
 // activation broadcast feeds two weight loads. Y0/Y1: float and int sums of
 // rows 0..7, Y8/Y9 of 8..15.
 func avx2Gemv(a *asmFile, name string, l layout) {
-	bs := l.blockStride()
 	gemvHead(a, name, consts2)
+	l.header(a, "DX")
 	a.e("group:")
+	l.startGroup(a, "DX")
 	a.e("\tVXORPS Y0, Y0, Y0")
 	a.e("\tVXORPS Y8, Y8, Y8")
 	a.e("\tMOVQ R8, R11")
 	a.e("\tMOVQ R10, BX")
 	a.e("block:")
-	prefetchAhead(a, bs)
+	prefetchAhead(a, l)
 	for k := range l.chunks() {
 		off := l.quants() + 64*k
 		if l.q4 {
@@ -106,11 +108,11 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 	for hh, r := range [2]struct{ acc, f, t int }{{1, 0, 12}, {9, 8, 13}} {
 		a.e("\tVCVTDQ2PS Y%d, Y%d", r.acc, r.acc)
 		t := fmt.Sprintf("Y%d", r.t)
-		l.mulScales(a, fmt.Sprintf("%d(SI)", 8*l.scaleBytes()*hh), "Y7", t, t)
+		l.mulScales(a, l.scales("SI", 8*hh), "Y7", t, t)
 		a.e("\tVMULPS Y%d, Y%d, Y%d", r.t, r.acc, r.acc)
 		a.e("\tVADDPS Y%d, Y%d, Y%d", r.acc, r.f, r.f)
 	}
-	nextBlock(a, "SI", bs, 40, "block")
+	nextBlock(a, l, "SI", 40, "block")
 	a.e("\tVMOVUPS Y0, (DI)")
 	a.e("\tVMOVUPS Y8, 32(DI)")
 	nextGroup(a)
@@ -120,8 +122,8 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 // loop, the two halves one after the other. Y0..Y3: float sums, Y4..Y7:
 // int sums, Y8 the weights, Y13 the block's scales.
 func avx2Gemm4(a *asmFile, name string, l layout) {
-	bs := l.blockStride()
 	gemmHead(a, name, consts2)
+	l.header(a, "R13")
 	a.e("group:")
 	for h := range 2 {
 		for i := range 4 {
@@ -129,7 +131,12 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 		}
 		a.e("\tMOVQ R8, R11")
 		a.e("\tMOVQ R10, BX")
-		a.e("\tLEAQ %d(SI), DX", 32*h)
+		if l.f16 { // AX: this half's scales; DX: its quants, after the scales
+			a.e("\tLEAQ %d(SI), AX", 16*h)
+			a.e("\tLEAQ %d(SI)(R13*1), DX", 32*h)
+		} else {
+			a.e("\tLEAQ %d(SI), DX", 32*h)
+		}
 		a.e("block%d:", h)
 		if l.q4 {
 			for k := range 4 {
@@ -173,10 +180,9 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 				}
 			}
 		}
-		// DX is SI + 32h; this half's 8 scales are at SI + 8·h·scaleBytes.
-		sm := "(DX)"
-		if d := 8*l.scaleBytes()*h - 32*h; d != 0 {
-			sm = fmt.Sprintf("%d(DX)", d)
+		sm := "(DX)" // float32: DX is SI + 32h, where this half's scales are
+		if l.f16 {
+			sm = l.scales("", 0)
 		}
 		l.loadScales(a, sm, "Y13")
 		for i := range 4 {
@@ -186,7 +192,7 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 			a.e("\tVMULPS Y11, Y%d, Y%d", 4+i, 4+i)
 			a.e("\tVADDPS Y%d, Y%d, Y%d", 4+i, i, i)
 		}
-		nextBlock(a, "DX", bs, 160, fmt.Sprintf("block%d", h))
+		nextBlock(a, l, "DX", 160, fmt.Sprintf("block%d", h))
 		a.e("\tVMOVUPS Y0, %d(DI)", 32*h)
 		a.e("\tVMOVUPS Y1, %d(DI)(R9*1)", 32*h)
 		a.e("\tVMOVUPS Y2, %d(DI)(R9*2)", 32*h)

@@ -10,8 +10,9 @@ const avx512Doc = `// AVX-512 kernels over the packed layout (packed.go): a 64-b
 // offsets come off exactly: the integer sums start at the per-block
 // correction packed with the activation (−8·Σa or −128·Σa). The float part
 // is the definition's, 16 rows per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
-// The F16 kernels read the layout with binary16 scales (32 bytes a block,
-// the quants right after them) and widen them exactly (VCVTPH2PS).
+// The F16 kernels read the layout with binary16 scales (a group's scales
+// first, 32 bytes a block, then its quants) and widen them exactly
+// (VCVTPH2PS).
 `
 
 // consts5 loads the AVX-512 constants: the Q8_0 offset 0x80 in Z31 and the
@@ -29,14 +30,15 @@ func zmm(n int) string { return fmt.Sprintf("Z%d", n) }
 // avx512Gemv writes a gemv: Z0 the float sums of the group's 16 rows, Z1 and
 // Z3 the int sums of even and odd chunks (Z1 started at the packed −k·Σa).
 func avx512Gemv(a *asmFile, name string, l layout) {
-	bs := l.blockStride()
 	gemvHead(a, name, consts5)
+	l.header(a, "DX")
 	a.e("group:")
+	l.startGroup(a, "DX")
 	a.e("\tVPXORD Z0, Z0, Z0")
 	a.e("\tMOVQ R8, R11")
 	a.e("\tMOVQ R10, BX")
 	a.e("block:")
-	prefetchAhead(a, bs)
+	prefetchAhead(a, l)
 	a.e("\tVPBROADCASTD 36(R11), Z1")
 	a.e("\tVPXORD Z3, Z3, Z3")
 	for k := range l.chunks() {
@@ -61,10 +63,10 @@ func avx512Gemv(a *asmFile, name string, l layout) {
 	a.e("\tVPADDD Z3, Z1, Z1")
 	a.e("\tVCVTDQ2PS Z1, Z1")
 	a.e("\tVBROADCASTSS 32(R11), Z2")
-	l.mulScales(a, "(SI)", "Z2", "Z8", "Z2")
+	l.mulScales(a, l.scales("SI", 0), "Z2", "Z8", "Z2")
 	a.e("\tVMULPS Z2, Z1, Z1")
 	a.e("\tVADDPS Z1, Z0, Z0")
-	nextBlock(a, "SI", bs, 40, "block")
+	nextBlock(a, l, "SI", 40, "block")
 	a.e("\tVMOVUPS Z0, (DI)")
 	nextGroup(a)
 }
@@ -77,10 +79,11 @@ const gemmRows = 8
 // −k·Σa), Z16-Z19 weights, Z20 the block's scales, Z21..: scale products.
 func avx512Gemm(a *asmFile, name string, l layout) {
 	const g = gemmRows
-	bs := l.blockStride()
 	gemmHead(a, name, consts5)
 	a.e("\tLEAQ (R9)(R9*2), R12")
+	l.header(a, "DX")
 	a.e("group:")
+	l.startGroup(a, "DX")
 	for i := range g {
 		a.e("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
@@ -111,14 +114,14 @@ func avx512Gemm(a *asmFile, name string, l layout) {
 			}
 		}
 	}
-	l.loadScales(a, "(SI)", "Z20")
+	l.loadScales(a, l.scales("SI", 0), "Z20")
 	for i := range g {
 		a.e("\tVCVTDQ2PS Z%d, Z%d", 8+i, 8+i)
 		a.e("\tVMULPS.BCST %d(R11), Z20, Z%d", 32*g+4*i, 21+i)
 		a.e("\tVMULPS Z%d, Z%d, Z%d", 21+i, 8+i, 8+i)
 		a.e("\tVADDPS Z%d, Z%d, Z%d", 8+i, i, i)
 	}
-	nextBlock(a, "SI", bs, 40*g, "block")
+	nextBlock(a, l, "SI", 40*g, "block")
 	a.e("\tLEAQ (DI)(R9*4), R13")
 	// Row i of the output is at DI + i·ldo: DI for rows 0..3, R13 = DI +
 	// 4·ldo for rows 4..7, indexed by 0, ldo, 2·ldo, 3·ldo (R12).

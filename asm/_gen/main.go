@@ -19,28 +19,67 @@ import (
 const groupRows = 16
 
 // layout is what a kernel reads: Q4_0 or Q8_0 quants, binary16 or float32
-// scales. The kernels of both scale types come from the same code: only the
-// scales' bytes and the instruction that loads them differ.
+// scales. The kernels of both scale types come from the same code: only
+// where the scales lie and the instruction that loads them differ. Float32
+// scales: per block the 16 scales (64 bytes), then the quants, one pointer
+// walking both. Binary16 scales: a group starts with every block's 16
+// scales (32 bytes a block, padded to a multiple of 64 bytes), then every
+// block's quants, 64-byte aligned; AX walks the scales.
 type layout struct{ q4, f16 bool }
 
-// scaleBytes is the bytes of one scale: 2 (binary16) or 4 (float32).
-func (l layout) scaleBytes() int {
+// quants is the offset of a block's quants from the weight pointer: after
+// the block's float32 scales, or 0 when the pointer walks the quants alone.
+func (l layout) quants() int {
 	if l.f16 {
-		return 2
+		return 0
 	}
-	return 4
+	return 4 * groupRows
 }
 
-// quants is the offset of a block's quants: after its 16 scales.
-func (l layout) quants() int { return groupRows * l.scaleBytes() }
-
-// blockStride is the bytes of one block of a group: 16 scales, then 16 rows
-// of 32 quants (Q8_0, one byte each) or 32 nibbles (Q4_0).
+// blockStride is the bytes the weight pointer advances per block: 16 rows
+// of 32 quants (Q8_0, one byte each) or 32 nibbles (Q4_0), after float32
+// scales.
 func (l layout) blockStride() int {
+	q := 32 * groupRows
 	if l.q4 {
-		return l.quants() + 16*groupRows
+		q = 16 * groupRows
 	}
-	return l.quants() + 32*groupRows
+	return l.quants() + q
+}
+
+// header sets reg to the bytes of a group's binary16 scales, 32·nb rounded
+// up to 64 (nb in R10); nothing for float32 scales.
+func (l layout) header(a *asmFile, reg string) {
+	if !l.f16 {
+		return
+	}
+	a.e("\tMOVQ R10, %s", reg)
+	a.e("\tSHLQ $5, %s", reg)
+	a.e("\tADDQ $63, %s", reg)
+	a.e("\tANDQ $-64, %s", reg)
+}
+
+// startGroup points AX at the group's binary16 scales and SI past them, at
+// the quants (hdr: the register header set); nothing for float32 scales.
+func (l layout) startGroup(a *asmFile, hdr string) {
+	if !l.f16 {
+		return
+	}
+	a.e("\tMOVQ SI, AX")
+	a.e("\tADDQ %s, SI", hdr)
+}
+
+// scales is the address of the scales of rows row.. of the block: after the
+// weight pointer w (float32), or at AX (binary16).
+func (l layout) scales(w string, row int) string {
+	reg, off := w, 4*row
+	if l.f16 {
+		reg, off = "AX", 2*row
+	}
+	if off == 0 {
+		return "(" + reg + ")"
+	}
+	return fmt.Sprintf("%d(%s)", off, reg)
 }
 
 // chunks is the number of 4-byte chunks of a block's row: 8 for Q8_0's 32
@@ -205,18 +244,26 @@ func gemmHead(a *asmFile, name string, consts func(*asmFile)) {
 	a.e("\tMOVQ act+40(FP), R8")
 }
 
-// prefetchAhead prefetches the block four ahead of SI's, a line at a time.
-func prefetchAhead(a *asmFile, bs int) {
+// prefetchAhead prefetches the block four ahead of SI's, a line at a time
+// (and the binary16 scales four blocks ahead of AX's).
+func prefetchAhead(a *asmFile, l layout) {
+	bs := l.blockStride()
 	for p := 0; p < bs; p += 64 {
 		a.e("\tPREFETCHT0 %d(SI)", bs*4+p)
+	}
+	if l.f16 {
+		a.e("\tPREFETCHT0 128(AX)")
 	}
 }
 
 // nextBlock ends the block loop: the weights in w advance by the block
-// stride bs, the activation R11 by actBytes, and BX counts the blocks down
-// to label.
-func nextBlock(a *asmFile, w string, bs, actBytes int, label string) {
-	a.e("\tADDQ $%d, %s", bs, w)
+// stride (binary16 scales in AX by 32), the activation R11 by actBytes, and
+// BX counts the blocks down to label.
+func nextBlock(a *asmFile, l layout, w string, actBytes int, label string) {
+	a.e("\tADDQ $%d, %s", l.blockStride(), w)
+	if l.f16 {
+		a.e("\tADDQ $32, AX")
+	}
 	a.e("\tADDQ $%d, R11", actBytes)
 	a.e("\tDECQ BX")
 	a.e("\tJNZ %s", label)
