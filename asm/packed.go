@@ -10,10 +10,12 @@ const GroupRows = 16
 
 // Packed is a quantized weight matrix in the kernels' layout: rows in groups
 // of GroupRows (the last group padded with zero rows of zero scale), and per
-// group, block by block, the GroupRows scales (float32, or binary16 when
-// every scale of the matrix is one: ScalesFitF16) followed by the quants
+// group, block by block, the GroupRows float32 scales followed by the quants
 // interleaved in 4-byte chunks: chunk k of row r at 4·(GroupRows·k + r) after
-// the scales.
+// the scales. With binary16 scales (possible when every scale of the matrix
+// is one: ScalesFitF16) a group holds first every block's scales, 32 bytes a
+// block, padded to a multiple of 64, then every block's chunks as above
+// (layout has the offsets).
 // A Q8_0 chunk holds elements 4k..4k+3 of the block (eight chunks); a Q4_0
 // chunk holds bytes 4k..4k+3 of the block's 16, whose low nibbles are elements
 // 4k..4k+3 and high nibbles elements 16+4k..16+4k+3 (four chunks). One 32-byte
