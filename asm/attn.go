@@ -33,40 +33,32 @@ func checkT(name string, nout, ldo, nq, m, nkt, nb, bstride int) int {
 	if m < 1 || nq%m != 0 {
 		panic("asm: " + name + ": m < 1 or len(q) not a multiple of m")
 	}
-	if nb < 0 || nq == 0 || nb == 0 {
-		if nb < 0 {
-			panic("asm: " + name + ": nb < 0")
-		}
+	if nb < 0 {
+		panic("asm: " + name + ": nb < 0")
+	}
+	if nq == 0 || nb == 0 {
 		return 0
 	}
 	nq /= m
 	if ldo < KeyBlock*nb || (nq-1)*ldo+KeyBlock*nb > nout {
 		panic("asm: " + name + ": out too short for len(q)/m rows of 16·nb scores at ldo")
 	}
-	if bstride < KeyBlock*m && nb > 1 || (nb-1)*bstride+KeyBlock*m > nkt {
+	if nb > 1 && bstride < KeyBlock*m || (nb-1)*bstride+KeyBlock*m > nkt {
 		panic("asm: " + name + ": kt too short for nb blocks of 16 keys of m values at bstride")
 	}
 	return nq
 }
 
 func dotF32TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []float32, nb, bstride int) {
-	for r := range nq {
-		qr := q[r*m : (r+1)*m]
-		for b := range nb {
-			blk := kt[b*bstride : b*bstride+KeyBlock*m]
-			o := out[r*ldo+KeyBlock*b : r*ldo+KeyBlock*(b+1)]
-			for j := range o {
-				var acc [8]float32
-				for d, x := range qr {
-					acc[d&7] = acc[d&7] + float32(x*blk[KeyBlock*d+j])
-				}
-				o[j] = reduce8(&acc)
-			}
-		}
-	}
+	dotTGeneric(out, ldo, q, nq, m, kt, nb, bstride, func(x float32) float32 { return x })
 }
 
 func dotF16TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []uint16, nb, bstride int) {
+	dotTGeneric(out, ldo, q, nq, m, kt, nb, bstride, F16ToF32)
+}
+
+// dotTGeneric is DotF32T over keys of type T, widened exactly by widen.
+func dotTGeneric[T float32 | uint16](out []float32, ldo int, q []float32, nq, m int, kt []T, nb, bstride int, widen func(T) float32) {
 	for r := range nq {
 		qr := q[r*m : (r+1)*m]
 		for b := range nb {
@@ -75,7 +67,7 @@ func dotF16TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []uint16,
 			for j := range o {
 				var acc [8]float32
 				for d, x := range qr {
-					acc[d&7] = acc[d&7] + float32(x*F16ToF32(blk[KeyBlock*d+j]))
+					acc[d&7] = acc[d&7] + float32(x*widen(blk[KeyBlock*d+j]))
 				}
 				o[j] = reduce8(&acc)
 			}

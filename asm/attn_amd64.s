@@ -19,6 +19,18 @@
 	VMULPS       Y8, Y9, Y9; \
 	VADDPS       Y9, acc, acc
 
+// STEP8 does channels d … d+7 (DX = 4·d) of the half block at BX, each loaded
+// by load (VMOVUPS for f32, VCVTPH2PS for f16) from a row of rb bytes.
+#define STEP8(load, rb) \
+	load (0*rb)(BX), Y8; MAC(Y0, 0); \
+	load (1*rb)(BX), Y8; MAC(Y1, 4); \
+	load (2*rb)(BX), Y8; MAC(Y2, 8); \
+	load (3*rb)(BX), Y8; MAC(Y3, 12); \
+	load (4*rb)(BX), Y8; MAC(Y4, 16); \
+	load (5*rb)(BX), Y8; MAC(Y5, 20); \
+	load (6*rb)(BX), Y8; MAC(Y6, 24); \
+	load (7*rb)(BX), Y8; MAC(Y7, 28)
+
 // RED2 stores DotF32's reduction of Y0-Y7 (clobbered) to dst.
 #define RED2(dst) \
 	VADDPS  Y4, Y0, Y0; \
@@ -61,22 +73,7 @@ f32blk:
 	ZERO2
 
 f32lo:
-	VMOVUPS 0(BX), Y8
-	MAC(Y0, 0)
-	VMOVUPS 64(BX), Y8
-	MAC(Y1, 4)
-	VMOVUPS 128(BX), Y8
-	MAC(Y2, 8)
-	VMOVUPS 192(BX), Y8
-	MAC(Y3, 12)
-	VMOVUPS 256(BX), Y8
-	MAC(Y4, 16)
-	VMOVUPS 320(BX), Y8
-	MAC(Y5, 20)
-	VMOVUPS 384(BX), Y8
-	MAC(Y6, 24)
-	VMOVUPS 448(BX), Y8
-	MAC(Y7, 28)
+	STEP8(VMOVUPS, 64)
 	ADDQ $512, BX
 	ADDQ $32, DX
 	CMPQ DX, R9
@@ -87,22 +84,7 @@ f32lo:
 	ZERO2
 
 f32hi:
-	VMOVUPS 0(BX), Y8
-	MAC(Y0, 0)
-	VMOVUPS 64(BX), Y8
-	MAC(Y1, 4)
-	VMOVUPS 128(BX), Y8
-	MAC(Y2, 8)
-	VMOVUPS 192(BX), Y8
-	MAC(Y3, 12)
-	VMOVUPS 256(BX), Y8
-	MAC(Y4, 16)
-	VMOVUPS 320(BX), Y8
-	MAC(Y5, 20)
-	VMOVUPS 384(BX), Y8
-	MAC(Y6, 24)
-	VMOVUPS 448(BX), Y8
-	MAC(Y7, 28)
+	STEP8(VMOVUPS, 64)
 	ADDQ $512, BX
 	ADDQ $32, DX
 	CMPQ DX, R9
@@ -135,22 +117,7 @@ f16blk:
 	ZERO2
 
 f16lo:
-	VCVTPH2PS 0(BX), Y8
-	MAC(Y0, 0)
-	VCVTPH2PS 32(BX), Y8
-	MAC(Y1, 4)
-	VCVTPH2PS 64(BX), Y8
-	MAC(Y2, 8)
-	VCVTPH2PS 96(BX), Y8
-	MAC(Y3, 12)
-	VCVTPH2PS 128(BX), Y8
-	MAC(Y4, 16)
-	VCVTPH2PS 160(BX), Y8
-	MAC(Y5, 20)
-	VCVTPH2PS 192(BX), Y8
-	MAC(Y6, 24)
-	VCVTPH2PS 224(BX), Y8
-	MAC(Y7, 28)
+	STEP8(VCVTPH2PS, 32)
 	ADDQ $256, BX
 	ADDQ $32, DX
 	CMPQ DX, R9
@@ -161,22 +128,7 @@ f16lo:
 	ZERO2
 
 f16hi:
-	VCVTPH2PS 0(BX), Y8
-	MAC(Y0, 0)
-	VCVTPH2PS 32(BX), Y8
-	MAC(Y1, 4)
-	VCVTPH2PS 64(BX), Y8
-	MAC(Y2, 8)
-	VCVTPH2PS 96(BX), Y8
-	MAC(Y3, 12)
-	VCVTPH2PS 128(BX), Y8
-	MAC(Y4, 16)
-	VCVTPH2PS 160(BX), Y8
-	MAC(Y5, 20)
-	VCVTPH2PS 192(BX), Y8
-	MAC(Y6, 24)
-	VCVTPH2PS 224(BX), Y8
-	MAC(Y7, 28)
+	STEP8(VCVTPH2PS, 32)
 	ADDQ $256, BX
 	ADDQ $32, DX
 	CMPQ DX, R9

@@ -25,6 +25,19 @@
 	VMULPS.BCST qoff(AX)(DX*1), Z24, Z27; \
 	VADDPS      Z27, a2, a2
 
+// STEP8X3 does channels d … d+7 (DX = 4·d) of the block at BX for the three
+// queries, each channel loaded by load (VMOVUPS for f32, VCVTPH2PS for f16)
+// from a row of rb bytes.
+#define STEP8X3(load, rb) \
+	load (0*rb)(BX), Z24; MAC3(Z0, Z8, Z16, 0); \
+	load (1*rb)(BX), Z24; MAC3(Z1, Z9, Z17, 4); \
+	load (2*rb)(BX), Z24; MAC3(Z2, Z10, Z18, 8); \
+	load (3*rb)(BX), Z24; MAC3(Z3, Z11, Z19, 12); \
+	load (4*rb)(BX), Z24; MAC3(Z4, Z12, Z20, 16); \
+	load (5*rb)(BX), Z24; MAC3(Z5, Z13, Z21, 20); \
+	load (6*rb)(BX), Z24; MAC3(Z6, Z14, Z22, 24); \
+	load (7*rb)(BX), Z24; MAC3(Z7, Z15, Z23, 28)
+
 // RED stores DotF32's reduction of a0-a7 (clobbered) to dst.
 #define RED(a0, a1, a2, a3, a4, a5, a6, a7, dst) \
 	VADDPS  a4, a0, a0; \
@@ -77,22 +90,7 @@ f32blk:
 	XORQ DX, DX
 
 f32d:
-	VMOVUPS 0(BX), Z24
-	MAC3(Z0, Z8, Z16, 0)
-	VMOVUPS 64(BX), Z24
-	MAC3(Z1, Z9, Z17, 4)
-	VMOVUPS 128(BX), Z24
-	MAC3(Z2, Z10, Z18, 8)
-	VMOVUPS 192(BX), Z24
-	MAC3(Z3, Z11, Z19, 12)
-	VMOVUPS 256(BX), Z24
-	MAC3(Z4, Z12, Z20, 16)
-	VMOVUPS 320(BX), Z24
-	MAC3(Z5, Z13, Z21, 20)
-	VMOVUPS 384(BX), Z24
-	MAC3(Z6, Z14, Z22, 24)
-	VMOVUPS 448(BX), Z24
-	MAC3(Z7, Z15, Z23, 28)
+	STEP8X3(VMOVUPS, 64)
 	ADDQ $512, BX
 	ADDQ $32, DX
 	CMPQ DX, R9
@@ -114,22 +112,7 @@ f16blk:
 	XORQ DX, DX
 
 f16d:
-	VCVTPH2PS 0(BX), Z24
-	MAC3(Z0, Z8, Z16, 0)
-	VCVTPH2PS 32(BX), Z24
-	MAC3(Z1, Z9, Z17, 4)
-	VCVTPH2PS 64(BX), Z24
-	MAC3(Z2, Z10, Z18, 8)
-	VCVTPH2PS 96(BX), Z24
-	MAC3(Z3, Z11, Z19, 12)
-	VCVTPH2PS 128(BX), Z24
-	MAC3(Z4, Z12, Z20, 16)
-	VCVTPH2PS 160(BX), Z24
-	MAC3(Z5, Z13, Z21, 20)
-	VCVTPH2PS 192(BX), Z24
-	MAC3(Z6, Z14, Z22, 24)
-	VCVTPH2PS 224(BX), Z24
-	MAC3(Z7, Z15, Z23, 28)
+	STEP8X3(VCVTPH2PS, 32)
 	ADDQ $256, BX
 	ADDQ $32, DX
 	CMPQ DX, R9

@@ -104,20 +104,15 @@ func TestDotTMatchesDefinition(t *testing.T) {
 	})
 }
 
-func TestDotTPanics(t *testing.T) {
-	q := make([]float32, 16)
-	kt := make([]float32, 16*8)
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
-		{"m=0", func() { DotF32T(make([]float32, 16), 16, q, 0, kt, 1, 128) }},
-		{"len(q) not a multiple of m", func() { DotF32T(make([]float32, 16), 16, q[:12], 8, kt, 1, 128) }},
-		{"out too short", func() { DotF32T(make([]float32, 31), 16, q, 8, kt, 1, 128) }},
-		{"ldo < 16·nb", func() { DotF32T(make([]float32, 64), 16, q, 8, make([]float32, 256), 2, 128) }},
-		{"kt too short", func() { DotF16T(make([]float32, 32), 16, q, 8, make([]uint16, 127), 1, 128) }},
-		{"bstride too small", func() { DotF32T(make([]float32, 64), 32, q[:8], 8, make([]float32, 256), 2, 64) }},
-	} {
+// panicCase is a call that must panic.
+type panicCase struct {
+	name string
+	f    func()
+}
+
+func expectPanics(t *testing.T, cases []panicCase) {
+	t.Helper()
+	for _, c := range cases {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -127,6 +122,19 @@ func TestDotTPanics(t *testing.T) {
 			c.f()
 		}()
 	}
+}
+
+func TestDotTPanics(t *testing.T) {
+	q := make([]float32, 16)
+	kt := make([]float32, 16*8)
+	expectPanics(t, []panicCase{
+		{"m=0", func() { DotF32T(make([]float32, 16), 16, q, 0, kt, 1, 128) }},
+		{"len(q) not a multiple of m", func() { DotF32T(make([]float32, 16), 16, q[:12], 8, kt, 1, 128) }},
+		{"out too short", func() { DotF32T(make([]float32, 31), 16, q, 8, kt, 1, 128) }},
+		{"ldo < 16·nb", func() { DotF32T(make([]float32, 64), 16, q, 8, make([]float32, 256), 2, 128) }},
+		{"kt too short", func() { DotF16T(make([]float32, 32), 16, q, 8, make([]uint16, 127), 1, 128) }},
+		{"bstride too small", func() { DotF32T(make([]float32, 64), 32, q[:8], 8, make([]float32, 256), 2, 64) }},
+	})
 }
 
 // FuzzDotT compares every variant's DotF32T and DotF16T with DotF32 on
@@ -213,25 +221,13 @@ func TestAxpyNMatchesGeneric(t *testing.T) {
 
 func TestAxpyNPanics(t *testing.T) {
 	y, w, v := make([]float32, 64), make([]float32, 8), make([]float32, 64)
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
+	expectPanics(t, []panicCase{
 		{"negative n", func() { AxpyF32StridedN(y, 16, 16, 1, w, 8, -1, v, 16) }},
 		{"ldy < m", func() { AxpyF32StridedN(y, 8, 16, 2, w, 4, 4, v, 16) }},
 		{"y too short", func() { AxpyF32StridedN(y, 32, 16, 3, w, 2, 2, v, 16) }},
 		{"w too short", func() { AxpyF32StridedN(y, 16, 16, 2, w, 5, 4, v, 16) }},
 		{"v too short", func() { AxpyF16StridedN(y, 16, 16, 1, w, 8, 5, make([]uint16, 64), 16) }},
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", c.name)
-				}
-			}()
-			c.f()
-		}()
-	}
+	})
 }
 
 // FuzzAxpyN compares every variant's AxpyF32StridedN and AxpyF16StridedN
@@ -250,7 +246,8 @@ func FuzzAxpyN(f *testing.F) {
 // BenchmarkScores: 3 queries of one 64-wide KV group against 256 keys, the
 // per-key kernel over the position-major cache (135M shape: stride 192)
 // against DotF32T / DotF16T over the channel-major block layout; then the
-// weighted sums over as many values, query by query and three at once.
+// weighted sums over as many values, query by query and three at once; then
+// the softmax exponentials.
 func BenchmarkScores(b *testing.B) {
 	const m, n, stride, nq = 64, 256, 192, 3
 	rng := rand.New(rand.NewPCG(1, 4))
@@ -310,4 +307,11 @@ func BenchmarkScores(b *testing.B) {
 		}
 	})
 	bench("AxpyF32StridedN", func() { AxpyF32StridedN(y, m, m, nq, w, n, n, kv, stride) })
+	// The softmax exponentials of the same scores (ops: 2 per score, so that
+	// the figures compare across variants only).
+	e := make([]float32, nq*n)
+	bench("ExpShiftF32", func() {
+		copy(e, w)
+		ExpShiftF32(e, 1)
+	})
 }
