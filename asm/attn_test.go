@@ -282,17 +282,16 @@ func BenchmarkScores(b *testing.B) {
 			})
 		})
 	}
-	bench("DotF32Strided", func() {
+	// The baseline: each score its own DotF32 (what the key-by-key layout
+	// allowed, and the definition each DotF32T lane reproduces).
+	bench("DotF32", func() {
 		for r := range nq {
-			DotF32Strided(w[r*n:(r+1)*n], q[r*m:(r+1)*m], kv, stride)
+			for j := range n {
+				w[r*n+j] = DotF32(q[r*m:(r+1)*m], kv[j*stride:])
+			}
 		}
 	})
 	bench("DotF32T", func() { DotF32T(w, n, q, m, kt, n/KeyBlock, stride*KeyBlock) })
-	bench("DotF16Strided", func() {
-		for r := range nq {
-			DotF16Strided(w[r*n:(r+1)*n], q[r*m:(r+1)*m], kv16, stride)
-		}
-	})
 	bench("DotF16T", func() { DotF16T(w, n, q, m, kt16, n/KeyBlock, stride*KeyBlock) })
 	y := make([]float32, nq*m)
 	bench("AxpyF16Strided", func() {

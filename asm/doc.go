@@ -31,15 +31,15 @@
 // Weight quants may take any value, -128 included, and scales any float32.
 // Wrong lengths panic.
 //
-// DotF32 and AxpyF32 (and their Strided forms over a KV cache) are the
-// attention's float kernels with package infer's definitions (8-lane dot
-// product order, float32(a·x) rounded before the add); their AVX2 versions
-// serve both SIMD variants. ExpShiftF32 (softmax's exponentials) and
+// DotF32 and AxpyF32 are the float kernels with package infer's definitions
+// (8-lane dot product order, float32(a·x) rounded before the add); the
+// attention's forms over a KV cache are DotF32T / DotF16T (scores against
+// keys in blocks of KeyBlock, each DotF32's bits) and AxpyF32Strided(N) /
+// AxpyF16Strided(N) (weighted sums of values). ExpShiftF32 (softmax's exponentials) and
 // SiLUMulF32 (SwiGLU) are defined through ExpF32, a float32 exponential
 // (Cody–Waite reduction, Cephes' polynomial, two exact scalings) within 1 ulp
 // of e^x; their AVX2 versions repeat its float32 operations eight lanes at a
 // time, and TestExpExhaustive (KRAFLA_EXHAUSTIVE=1) checks all 2^32 inputs.
-// DotF16Strided and AxpyF16Strided are the f32 ones over an f16 cache.
 //
 // # Implementation notes
 //

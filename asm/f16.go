@@ -92,23 +92,6 @@ func roundF16Generic(x []float32) {
 	}
 }
 
-// DotF16Strided is DotF32Strided over keys held in f16: out[j] =
-// DotF32(q, F16ToF32 of k[j·stride : j·stride+len(q)]), DotF32's bits.
-func DotF16Strided(out, q []float32, k []uint16, stride int) {
-	n := len(out)
-	if n == 0 {
-		return
-	}
-	if stride < 0 || (n-1)*stride+len(q) > len(k) || (n > 1 && stride < 1) {
-		panic("asm: DotF16Strided: k too short for len(out) keys of len(q) at stride")
-	}
-	if len(q) == 0 {
-		clear(out)
-		return
-	}
-	dotF16Strided(out, q, k, stride)
-}
-
 // AxpyF16Strided is AxpyF32Strided over values held in f16: for j = 0, 1, …,
 // len(w)−1 in that order, y[i] = y[i] + float32(w[j]·F16ToF32(v[j·stride+i])).
 func AxpyF16Strided(y, w []float32, v []uint16, stride int) {
@@ -120,21 +103,6 @@ func AxpyF16Strided(y, w []float32, v []uint16, stride int) {
 		panic("asm: AxpyF16Strided: v too short for len(w) values of len(y) at stride")
 	}
 	axpyF16Strided(y, w, v, stride)
-}
-
-func dotF16StridedGeneric(out, q []float32, k []uint16, stride int) {
-	for j := range out {
-		var acc [8]float32
-		kj := k[j*stride : j*stride+len(q)]
-		for i, a := range q {
-			acc[i&7] = acc[i&7] + float32(a*F16ToF32(kj[i]))
-		}
-		v0 := acc[0] + acc[4]
-		v1 := acc[1] + acc[5]
-		v2 := acc[2] + acc[6]
-		v3 := acc[3] + acc[7]
-		out[j] = (v0 + v2) + (v1 + v3)
-	}
 }
 
 func axpyF16StridedGeneric(y, w []float32, v []uint16, stride int) {

@@ -108,24 +108,6 @@ func axpyF32Generic(y []float32, a float32, x []float32) {
 	}
 }
 
-// DotF32Strided sets out[j] = DotF32(q, k[j·stride : j·stride+len(q)]) for
-// j < len(out): the attention scores of one query against len(out) keys laid
-// out stride floats apart. Each output has DotF32's bits.
-func DotF32Strided(out, q, k []float32, stride int) {
-	n := len(out)
-	if n == 0 {
-		return
-	}
-	if stride < 0 || (n-1)*stride+len(q) > len(k) || (n > 1 && stride < 1) {
-		panic("asm: DotF32Strided: k too short for len(out) keys of len(q) at stride")
-	}
-	if len(q) == 0 {
-		clear(out)
-		return
-	}
-	dotF32Strided(out, q, k, stride)
-}
-
 // AxpyF32Strided adds, for j = 0, 1, …, len(w)−1 in that order,
 // y[i] = y[i] + float32(w[j]·v[j·stride+i]) (i < len(y)): the attention's
 // weighted sum of len(w) values laid out stride floats apart. Each y[i] has
@@ -139,12 +121,6 @@ func AxpyF32Strided(y, w, v []float32, stride int) {
 		panic("asm: AxpyF32Strided: v too short for len(w) values of len(y) at stride")
 	}
 	axpyF32Strided(y, w, v, stride)
-}
-
-func dotF32StridedGeneric(out, q, k []float32, stride int) {
-	for j := range out {
-		out[j] = dotF32Generic(q, k[j*stride:j*stride+len(q)])
-	}
 }
 
 func axpyF32StridedGeneric(y, w, v []float32, stride int) {

@@ -1,7 +1,6 @@
 //go:build amd64 && gc && !purego
 
 #include "textflag.h"
-#include "float_amd64.h"
 
 // Float kernels in AVX2 (used by both SIMD variants), bit-identical to their
 // Go twins: a YMM accumulator is the 8 lanes of the definition; the last
@@ -97,8 +96,6 @@ axpydone:
 	VZEROUPPER
 	RET
 
-// The 8-lane reduction of acc (a YMM) to a float stored at dst.
-
 // Y14 = mask of the first m mod 8 lanes (m in R10).
 #define TAILMASK \
 	MOVQ R10, AX; \
@@ -108,7 +105,7 @@ axpydone:
 	LEAQ tailmask<>(SB), AX; \
 	VMOVDQU (AX)(DX*4), Y14
 
-// One key at BX (+koff) against the q chunk in Y4 into acc.
+// One product of the chunk at kaddr and Y4 added into acc.
 #define DK(kaddr, acc, t) \
 	VMULPS kaddr, Y4, t; \
 	VADDPS t, acc, acc
@@ -117,97 +114,6 @@ axpydone:
 	VMASKMOVPS kaddr, Y14, t; \
 	VMULPS t, Y4, t; \
 	VADDPS t, acc, acc
-
-// func dotF32StridedAVX2(out *float32, q *float32, k *float32, n int, m int, stride int)
-// Four keys at a time share each load of q; every key keeps its own 8-lane
-// accumulator, so each output is exactly DotF32's.
-TEXT ·dotF32StridedAVX2(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), R8
-	MOVQ k+16(FP), R9
-	MOVQ n+24(FP), CX
-	MOVQ m+32(FP), R10
-	MOVQ stride+40(FP), R11
-	SHLQ $2, R11
-	LEAQ (R11)(R11*2), R12
-	TAILMASK
-	MOVQ R10, R13
-	SHRQ $3, R13
-
-keys4:
-	CMPQ CX, $4
-	JLT  keys1
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ R8, SI
-	MOVQ R9, BX
-	MOVQ R13, DX
-
-k4loop:
-	TESTQ DX, DX
-	JZ    k4tail
-	VMOVUPS (SI), Y4
-	DK((BX), Y0, Y5)
-	DK((BX)(R11*1), Y1, Y6)
-	DK((BX)(R11*2), Y2, Y7)
-	DK((BX)(R12*1), Y3, Y8)
-	ADDQ $32, SI
-	ADDQ $32, BX
-	DECQ DX
-	JMP  k4loop
-
-k4tail:
-	TESTQ $7, R10
-	JZ    k4red
-	VMASKMOVPS (SI), Y14, Y4
-	DKTAIL((BX), Y0, Y5)
-	DKTAIL((BX)(R11*1), Y1, Y6)
-	DKTAIL((BX)(R11*2), Y2, Y7)
-	DKTAIL((BX)(R12*1), Y3, Y8)
-
-k4red:
-	RED4((DI))
-	ADDQ $16, DI
-	LEAQ (R9)(R11*4), R9
-	SUBQ $4, CX
-	JMP  keys4
-
-keys1:
-	TESTQ CX, CX
-	JZ    dsdone
-	VXORPS Y0, Y0, Y0
-	MOVQ R8, SI
-	MOVQ R9, BX
-	MOVQ R13, DX
-
-k1loop:
-	TESTQ DX, DX
-	JZ    k1tail
-	VMOVUPS (SI), Y4
-	DK((BX), Y0, Y5)
-	ADDQ $32, SI
-	ADDQ $32, BX
-	DECQ DX
-	JMP  k1loop
-
-k1tail:
-	TESTQ $7, R10
-	JZ    k1red
-	VMASKMOVPS (SI), Y14, Y4
-	DKTAIL((BX), Y0, Y5)
-
-k1red:
-	RED8(Y0, X0, (DI))
-	ADDQ $4, DI
-	ADDQ R11, R9
-	DECQ CX
-	JMP  keys1
-
-dsdone:
-	VZEROUPPER
-	RET
 
 // func axpyF32StridedAVX2(y *float32, w *float32, v *float32, n int, m int, stride int)
 // y is processed in chunks of 32, then 8, then a masked tail, each chunk held

@@ -354,25 +354,11 @@ func axpyF32(y []float32, a float32, x []float32) {
 	axpyF32Generic(y, a, x)
 }
 
-// dotF32StridedAVX2 is dotF32StridedGeneric for n ≥ 1 keys of m ≥ 1 floats
-// at stride floats.
-//
-//go:noescape
-func dotF32StridedAVX2(out *float32, q *float32, k *float32, n int, m int, stride int)
-
 // axpyF32StridedAVX2 is axpyF32StridedGeneric for n ≥ 1 values of m ≥ 1
 // floats at stride floats.
 //
 //go:noescape
 func axpyF32StridedAVX2(y *float32, w *float32, v *float32, n int, m int, stride int)
-
-func dotF32Strided(out, q, k []float32, stride int) {
-	if active >= AVX2 {
-		dotF32StridedAVX2(&out[0], &q[0], &k[0], len(out), len(q), stride)
-		return
-	}
-	dotF32StridedGeneric(out, q, k, stride)
-}
 
 // axpyF32StridedAVX512 is axpyF32StridedGeneric for n ≥ 1 values of m ≥ 1
 // floats at stride floats.
@@ -447,12 +433,6 @@ func putF16AVX2(dst *uint16, x *float32, n int)
 //go:noescape
 func roundF16AVX2(x *float32, n int)
 
-// dotF16StridedAVX2 is dotF16StridedGeneric for n ≥ 1 keys of m floats (m a
-// multiple of 8, ≥ 8) at stride elements.
-//
-//go:noescape
-func dotF16StridedAVX2(out *float32, q *float32, k *uint16, n int, m int, stride int)
-
 // axpyF16StridedAVX2 is axpyF16StridedGeneric for n ≥ 1 values of m floats (m
 // a multiple of 8, ≥ 8) at stride elements.
 //
@@ -477,14 +457,6 @@ func roundF16(x []float32) {
 		}
 	}
 	roundF16Generic(x)
-}
-
-func dotF16Strided(out, q []float32, k []uint16, stride int) {
-	if active >= AVX2 && hasF16C && len(q)%8 == 0 {
-		dotF16StridedAVX2(&out[0], &q[0], &k[0], len(out), len(q), stride)
-		return
-	}
-	dotF16StridedGeneric(out, q, k, stride)
 }
 
 func axpyF16Strided(y, w []float32, v []uint16, stride int) {

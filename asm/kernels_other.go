@@ -32,8 +32,6 @@ func dotF32(a, b []float32) float32 { return dotF32Generic(a, b) }
 
 func axpyF32(y []float32, a float32, x []float32) { axpyF32Generic(y, a, x) }
 
-func dotF32Strided(out, q, k []float32, stride int) { dotF32StridedGeneric(out, q, k, stride) }
-
 func axpyF32Strided(y, w, v []float32, stride int) { axpyF32StridedGeneric(y, w, v, stride) }
 
 func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
@@ -47,8 +45,6 @@ func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []
 func putF16(dst []uint16, x []float32) { putF16Generic(dst, x) }
 
 func roundF16(x []float32) { roundF16Generic(x) }
-
-func dotF16Strided(out, q []float32, k []uint16, stride int) { dotF16StridedGeneric(out, q, k, stride) }
 
 func axpyF16Strided(y, w []float32, v []uint16, stride int) { axpyF16StridedGeneric(y, w, v, stride) }
 
