@@ -75,15 +75,6 @@ func dotTGeneric[T float32 | uint16](out []float32, ldo int, q []float32, nq, m 
 	}
 }
 
-// reduce8 is DotF32's reduction of its 8 lane sums.
-func reduce8(acc *[8]float32) float32 {
-	v0 := acc[0] + acc[4]
-	v1 := acc[1] + acc[5]
-	v2 := acc[2] + acc[6]
-	v3 := acc[3] + acc[7]
-	return (v0 + v2) + (v1 + v3)
-}
-
 // AxpyF32StridedN does AxpyF32Strided(y[r·ldy : r·ldy+m], w[r·ldw : r·ldw+n],
 // v, stride) for r < nq: the weighted sums of nq queries over the same n
 // values (the heads of a KV group), each y with that call's bits. One load of

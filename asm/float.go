@@ -69,11 +69,7 @@ func sumF32Generic(x []float32) float32 {
 	for i, v := range x {
 		acc[i&7] = acc[i&7] + v
 	}
-	v0 := acc[0] + acc[4]
-	v1 := acc[1] + acc[5]
-	v2 := acc[2] + acc[6]
-	v3 := acc[3] + acc[7]
-	return (v0 + v2) + (v1 + v3)
+	return reduce8(&acc)
 }
 
 func scaleF32Generic(x []float32, s float32, div bool) {
@@ -94,11 +90,7 @@ func dotF32Generic(a, b []float32) float32 {
 	for i := range a {
 		acc[i&7] = acc[i&7] + float32(a[i]*b[i])
 	}
-	v0 := acc[0] + acc[4]
-	v1 := acc[1] + acc[5]
-	v2 := acc[2] + acc[6]
-	v3 := acc[3] + acc[7]
-	return (v0 + v2) + (v1 + v3)
+	return reduce8(&acc)
 }
 
 func axpyF32Generic(y []float32, a float32, x []float32) {
@@ -208,4 +200,14 @@ func siluMulF32Generic(g, u []float32) {
 		e := ExpF32(-v)
 		g[i] = v / (1 + e) * u[i]
 	}
+}
+
+// reduce8 is DotF32's reduction of its 8 lane sums: v[l] = acc[l] + acc[l+4],
+// then (v[0] + v[2]) + (v[1] + v[3]).
+func reduce8(acc *[8]float32) float32 {
+	v0 := acc[0] + acc[4]
+	v1 := acc[1] + acc[5]
+	v2 := acc[2] + acc[6]
+	v3 := acc[3] + acc[7]
+	return (v0 + v2) + (v1 + v3)
 }
