@@ -76,10 +76,14 @@ func (l layout) chunk(b, k, rr int) int {
 // chunks is the number of 4-byte chunks of a block's row.
 func (l layout) chunks() int { return l.quantBytes() / (4 * GroupRows) }
 
-// putScale stores the scale d at grp[o:].
+// putScale stores the scale d at grp[o:]; in the binary16 layout d must be
+// a binary16 value (ScalesFitF16), checked here as each scale is stored.
 func (l layout) putScale(grp []byte, o int, d float32) {
 	if l.f16 {
-		h, _ := f16Exact(d)
+		h, ok := f16Exact(d)
+		if !ok {
+			panic(fmt.Sprintf("asm: packing: f16 layout for a scale (%v) that is not a binary16 value", d))
+		}
 		grp[o], grp[o+1] = byte(h), byte(h>>8)
 		return
 	}
@@ -134,9 +138,6 @@ func checkPack(name string, dst []byte, q4, f16 bool, wlen, wPerBlock int, dw []
 	nb := cols / BlockSize
 	if wlen < rows*nb*wPerBlock || len(dw) < rows*nb || len(dst) < PackedSize(q4, f16, rows, cols) {
 		panic("asm: " + name + ": w, dw or dst too short for rows×cols")
-	}
-	if f16 && !ScalesFitF16(dw[:rows*nb]) {
-		panic("asm: " + name + ": f16 layout for scales that are not binary16 values")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -138,3 +139,24 @@ func TestPackedF16MatchesF32(t *testing.T) {
 
 // bitsEqual compares float32 bits, NaN payloads included.
 func bitsEqual(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+
+// TestPackF16Refuses: the binary16 layout refuses a scale it cannot hold
+// exactly (here 0.1, which no binary16 value widens to).
+func TestPackF16Refuses(t *testing.T) {
+	dw := []float32{F16ToF32(0x3c00), 0.1}
+	for _, q4 := range []bool{false, true} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not a binary16 value") {
+					t.Errorf("q4=%v: recovered %v, want a panic naming the scale that is not a binary16 value", q4, r)
+				}
+			}()
+			dst := make([]byte, PackedSize(q4, true, 1, 64))
+			if q4 {
+				PackQ4_0(dst, make([]byte, 32), dw, 1, 64, true)
+			} else {
+				PackQ8_0(dst, make([]int8, 64), dw, 1, 64, true)
+			}
+		}()
+	}
+}
