@@ -325,6 +325,28 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	all := append([]string{"HelloWorld", "x 12345 y", "ab123cd"}, llamaTexts...)
 	tb, _ := json.Marshal(all)
 	os.WriteFile(texts, tb, 0o644)
+	// compare runs llama.cpp on gg (start token start) and checks that its
+	// tokenization of every text is tok's.
+	compare := func(t *testing.T, tok *mlt.Tokenizer, gg string, start int) {
+		t.Helper()
+		cmd := exec.Command(node, link, gg, "1", fmt.Sprint(start), texts)
+		cmd.Dir = nlc
+		o, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("llama.cpp: %v", err)
+		}
+		var r llamaRun
+		if err := json.Unmarshal(o, &r); err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range all {
+			if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
+				t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
+			} else if i < 3 {
+				t.Logf("%q: %v", text, got)
+			}
+		}
+	}
 	// SentencePiece: stories260K's vocabulary with and without the ▁ prefix
 	// (add_space_prefix, Gemma's flag 128).
 	if p := filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared", "models", "stories260K.gguf"); fileExists(p) {
@@ -345,21 +367,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 				if _, err := ExportGGUF(sm, gg, ExportOptions{Tokenizer: tp}); err != nil {
 					t.Fatal(err)
 				}
-				cmd := exec.Command(node, link, gg, "1", "1", texts)
-				cmd.Dir = nlc
-				o, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("llama.cpp: %v", err)
-				}
-				var r llamaRun
-				if err := json.Unmarshal(o, &r); err != nil {
-					t.Fatal(err)
-				}
-				for i, text := range all {
-					if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
-						t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
-					}
-				}
+				compare(t, tok, gg, 1)
 			})
 		}
 	}
@@ -404,23 +412,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 			if _, err := ExportGGUF(in, gg, ExportOptions{Tokenizer: tp}); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(node, link, gg, "1", fmt.Sprint(base.BOS), texts)
-			cmd.Dir = nlc
-			o, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("llama.cpp: %v", err)
-			}
-			var r llamaRun
-			if err := json.Unmarshal(o, &r); err != nil {
-				t.Fatal(err)
-			}
-			for i, text := range all {
-				if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
-					t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
-				} else if i < 3 {
-					t.Logf("%q: %v", text, got)
-				}
-			}
+			compare(t, tok, gg, int(base.BOS))
 		})
 	}
 }
