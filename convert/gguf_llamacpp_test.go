@@ -186,18 +186,9 @@ func TestLlamaCppLive(t *testing.T) {
 		if err := os.WriteFile(texts, tb, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(node, link, gg, fmt.Sprint(n), joinInts(start), texts)
-		cmd.Dir = nlc
-		o, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("llama.cpp: %v\n%s", err, o)
-		}
-		var r llamaRun
-		if err := json.Unmarshal(o, &r); err != nil {
-			t.Fatalf("llama.cpp output: %v", err)
-		}
+		r := runLlamaCpp(t, node, nlc, link, gg, n, joinInts(start), texts)
 		r.Start = start
-		return &r
+		return r
 	}
 	type tc struct {
 		name  string
@@ -329,16 +320,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	// tokenization of every text is tok's.
 	compare := func(t *testing.T, tok *mlt.Tokenizer, gg string, start int) {
 		t.Helper()
-		cmd := exec.Command(node, link, gg, "1", fmt.Sprint(start), texts)
-		cmd.Dir = nlc
-		o, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("llama.cpp: %v", err)
-		}
-		var r llamaRun
-		if err := json.Unmarshal(o, &r); err != nil {
-			t.Fatal(err)
-		}
+		r := runLlamaCpp(t, node, nlc, link, gg, 1, fmt.Sprint(start), texts)
 		for i, text := range all {
 			if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(r.Tokenized[i]) {
 				t.Errorf("tokens of %q: krafla %v, llama.cpp %v", text, got, r.Tokenized[i])
@@ -415,6 +397,25 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 			compare(t, tok, gg, int(base.BOS))
 		})
 	}
+}
+
+// runLlamaCpp runs scripts/llamacpp/greedy.mjs (copied to script inside the
+// node-llama-cpp folder dir) on the GGUF file gg: n greedy steps from the
+// tokens start (comma-separated), and the tokenization of the JSON list of
+// texts in the file texts.
+func runLlamaCpp(t *testing.T, node, dir, script, gg string, n int, start, texts string) *llamaRun {
+	t.Helper()
+	cmd := exec.Command(node, script, gg, fmt.Sprint(n), start, texts)
+	cmd.Dir = dir
+	o, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llama.cpp: %v\n%s", err, o)
+	}
+	var r llamaRun
+	if err := json.Unmarshal(o, &r); err != nil {
+		t.Fatalf("llama.cpp output: %v", err)
+	}
+	return &r
 }
 
 func mustRead(t *testing.T, p string) []byte {
