@@ -35,7 +35,8 @@
 // keys, no duplicate tensor names, and the layout: in info order each tensor
 // starts exactly at the aligned end of the one before, and its data ends
 // inside the file. Errors are *Error values naming the key or tensor and the
-// byte offset, matching ErrFormat, ErrIO or ErrUnsupported.
+// byte offset, matching ErrFormat or ErrIO
+// (the loader codes ML_E_FORMAT and ML_E_IO).
 //
 // The writer plans every offset from the tensor list before the first byte,
 // writes to a temporary file, verifies it with Open and renames it into place.

@@ -6,18 +6,20 @@ import (
 )
 
 // The sentinels. Every error about a file matches exactly one with errors.Is:
-// ErrIO (it cannot be read or written), ErrFormat (it breaks a rule of the
-// format) or ErrUnsupported (a valid GGUF this package does not read: a big-
-// endian or v1 file, a type ggml removed).
+// ErrIO (it cannot be read or written) or ErrFormat (it breaks a rule of the
+// format, or is a GGUF this package does not read: a big-endian or v1 file, a
+// tensor type ggml removed; as for an .mlb file, a version or type the reader
+// does not know is a format error). They are the loader codes ML_E_IO and
+// ML_E_FORMAT; ML_E_SHAPE has no GGUF counterpart (the reader checks no
+// model dimensions).
 var (
-	ErrIO          = errors.New("gguf: input/output error")
-	ErrFormat      = errors.New("gguf: invalid file")
-	ErrUnsupported = errors.New("gguf: unsupported file")
+	ErrIO     = errors.New("gguf: input/output error")
+	ErrFormat = errors.New("gguf: invalid file")
 )
 
 // Error describes an invalid or unreadable GGUF file.
 type Error struct {
-	Kind   error  // ErrIO, ErrFormat or ErrUnsupported
+	Kind   error  // ErrIO or ErrFormat
 	Path   string // the file, when known
 	Offset int64  // byte offset of the field concerned, or -1
 	Key    string // the metadata key concerned, or ""
@@ -27,13 +29,10 @@ type Error struct {
 }
 
 // Code returns the loader code inspect prints, as the other readers do:
-// ML_E_IO, ML_E_FORMAT or ML_E_UNSUPPORTED.
+// ML_E_IO or ML_E_FORMAT.
 func (e *Error) Code() string {
-	switch e.Kind {
-	case ErrIO:
+	if e.Kind == ErrIO {
 		return "ML_E_IO"
-	case ErrUnsupported:
-		return "ML_E_UNSUPPORTED"
 	}
 	return "ML_E_FORMAT"
 }
@@ -66,10 +65,6 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func formatErr(off int64, format string, args ...any) *Error {
 	return &Error{Kind: ErrFormat, Offset: off, Msg: fmt.Sprintf(format, args...)}
-}
-
-func unsupportedErr(off int64, format string, args ...any) *Error {
-	return &Error{Kind: ErrUnsupported, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 func ioErr(path, msg string, err error) *Error {

@@ -73,8 +73,8 @@ type File struct {
 }
 
 // Open maps the file at path and decodes and validates everything but the
-// tensor values before it returns. Errors are *Error values matching ErrIO,
-// ErrFormat or ErrUnsupported.
+// tensor values before it returns. Errors are *Error values matching ErrIO
+// or ErrFormat.
 func Open(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -170,9 +170,9 @@ func Parse(b []byte) (*File, error) {
 	}
 	switch {
 	case version&0xffff == 0 && version != 0:
-		return nil, unsupportedErr(4, "version field %#x: a big-endian GGUF file; only little-endian files are read", version)
+		return nil, formatErr(4, "version field %#x: a big-endian GGUF file; only little-endian files are read", version)
 	case version == 1:
-		return nil, unsupportedErr(4, "GGUF version 1 (32-bit counts) is not read; versions 2 and 3 are")
+		return nil, formatErr(4, "GGUF version 1 (32-bit counts) is not read; versions 2 and 3 are")
 	case version != 2 && version != 3:
 		return nil, formatErr(4, "unknown GGUF version %d (want 2 or 3)", version)
 	}
@@ -324,9 +324,9 @@ func (d *decoder) tensorInfo() (TensorInfo, error) {
 	info, known := types[ti.Type]
 	switch {
 	case !known:
-		return ti, &Error{Kind: ErrUnsupported, Offset: at, Tensor: name, Msg: fmt.Sprintf("tensor type %d is not a ggml type this reader knows", typ)}
+		return ti, &Error{Kind: ErrFormat, Offset: at, Tensor: name, Msg: fmt.Sprintf("tensor type %d is not a ggml type this reader knows", typ)}
 	case info.block == 0:
-		return ti, &Error{Kind: ErrUnsupported, Offset: at, Tensor: name, Msg: fmt.Sprintf("tensor type %s (%d) was removed from ggml", info.name, typ)}
+		return ti, &Error{Kind: ErrFormat, Offset: at, Tensor: name, Msg: fmt.Sprintf("tensor type %s (%d) was removed from ggml", info.name, typ)}
 	}
 	ne0 := uint64(1)
 	if nd > 0 {

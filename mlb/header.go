@@ -198,6 +198,9 @@ func (h *Header) Unmarshal(b []byte) error {
 		return formatErr(int64(len(b)), "file of %d bytes is shorter than the %d-byte header", len(b), HeaderSize)
 	}
 	if string(b[:4]) != Magic {
+		if string(b[:4]) == "GGUF" { // the file people most often name .mlb by mistake
+			return formatErr(0, "bad magic %q, want %q: this looks like a GGUF file: convert it with `krafla convert FILE`", b[:4], Magic)
+		}
 		return formatErr(0, "bad magic %q, want %q", b[:4], Magic)
 	}
 	*h = Header{}

@@ -273,6 +273,7 @@ func yarn(b []byte) {
 var validationRows = []row{
 	// ML_E_FORMAT
 	{name: "bad magic", patch: func(b []byte) { copy(b, "MLB2") }, want: mlb.CodeFormat, field: "magic"},
+	{name: "GGUF magic", patch: func(b []byte) { copy(b, "GGUF\x03\x00\x00\x00") }, want: mlb.CodeFormat, field: "this looks like a GGUF file"},
 	{name: "version 0", patch: u("version", 0), want: mlb.CodeFormat, field: "version"},
 	{name: "version 2", patch: u("version", 2), want: mlb.CodeFormat, field: "version"},
 	{name: "wtype 0", patch: u("wtype", 0), want: mlb.CodeFormat, field: "wtype"},

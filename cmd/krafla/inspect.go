@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 func init() {
 	addCommand(newInspectCmd)
 	inspectors[mlb.Magic] = inspectMLB
+	extensionMagic[".mlb"] = mlb.Magic
 }
 
 func newInspectCmd() *cobra.Command {
@@ -79,6 +81,12 @@ func runInspect(path string, opt inspectOptions, out io.Writer) error {
 	case !st.Mode().IsRegular():
 		return fmt.Errorf("ML_E_IO: %s: %s, not a regular file", path, fileKind(st.Mode()))
 	}
+	// A known extension names the loader that validates the file, whatever it
+	// holds (a GGUF file named .mlb is an .mlb with a bad magic: ML_E_FORMAT);
+	// the content is sniffed only for other names.
+	if magic, ok := extensionMagic[strings.ToLower(filepath.Ext(path))]; ok {
+		return inspectors[magic](path, opt, out)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("ML_E_IO: %w", err)
@@ -105,6 +113,10 @@ func runInspect(path string, opt inspectOptions, out io.Writer) error {
 	}
 	return inspect(path, opt, out)
 }
+
+// extensionMagic maps the extensions of the files inspect reads (lower case)
+// to the magic of their inspector; each inspector's init adds its own.
+var extensionMagic = map[string]string{}
 
 // foreignHint recognises the files people most often give inspect by
 // mistake and says what to do with them.

@@ -12,7 +12,7 @@ import (
 	"github.com/krafla/krafla/gguf"
 )
 
-func init() { inspectors[gguf.Magic] = inspectGGUF }
+func init() { inspectors[gguf.Magic], extensionMagic[".gguf"] = inspectGGUF, gguf.Magic }
 
 // ggufKV is one metadata entry as inspect reports it; arrays longer than
 // ggufArrayShown are summarised by their length and first elements.

@@ -78,10 +78,18 @@ func TestInspectGGUFInvalid(t *testing.T) {
 		want string
 	}{
 		{"truncated", b[:200], "ML_E_FORMAT: gguf: "},
-		{"big-endian", append([]byte("GGUF\x00\x00\x00\x03"), b[8:]...), "ML_E_UNSUPPORTED: gguf: "},
+		{"big-endian", append([]byte("GGUF\x00\x00\x00\x03"), b[8:]...), "ML_E_FORMAT: gguf: "},
+		{"version 1", append([]byte("GGUF\x01\x00\x00\x00"), b[8:]...), "ML_E_FORMAT: gguf: "},
+		{"version 4", append([]byte("GGUF\x04\x00\x00\x00"), b[8:]...), "ML_E_FORMAT: gguf: "},
+		{"missing", nil, "ML_E_IO: "},
 	} {
 		p := filepath.Join(dir, c.name+".gguf")
-		os.WriteFile(p, c.b, 0o644)
+		if c.b == nil {
+			p = filepath.Join(dir, "missing", "x.gguf")
+		}
+		if c.b != nil {
+			os.WriteFile(p, c.b, 0o644)
+		}
 		var out, errw bytes.Buffer
 		if rc := execute(context.Background(), []string{"inspect", p}, nil, &out, &errw); rc != 1 || !strings.Contains(errw.String(), c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", c.name, rc, errw.String(), c.want)

@@ -10,7 +10,7 @@ import (
 	"github.com/krafla/krafla/imatrix"
 )
 
-func init() { inspectors[imatrix.Magic] = inspectMLI }
+func init() { inspectors[imatrix.Magic], extensionMagic[".imatrix"] = inspectMLI, imatrix.Magic }
 
 // mliReport is what `krafla inspect --json` prints for an importance matrix.
 type mliReport struct {

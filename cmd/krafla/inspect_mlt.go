@@ -12,7 +12,7 @@ import (
 	"github.com/krafla/krafla/mlt"
 )
 
-func init() { inspectors["MLT1"] = inspectMLT }
+func init() { inspectors["MLT1"], extensionMagic[".mlt"] = inspectMLT, "MLT1" }
 
 // mltSample is how many tokens and merges inspect lists.
 const mltSample = 8

@@ -195,10 +195,20 @@ func TestInspectInvalid(t *testing.T) {
 	os.WriteFile(st, []byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}       "), 0o644)
 	js := filepath.Join(dir, "tokenizer.json")
 	os.WriteFile(js, []byte("{\n  \"version\": \"1.0\"}"), 0o644)
+	// A known extension is validated by its loader, whatever the file holds.
+	ggufAsMLB := filepath.Join(dir, "gguf.mlb")
+	os.WriteFile(ggufAsMLB, append([]byte("GGUF\x01\x00\x00\x00"), make([]byte, 300)...), 0o644)
+	mlbAsMLT := filepath.Join(dir, "model.MLT")
+	os.WriteFile(mlbAsMLT, b, 0o644)
+	mlbAsGGUF := filepath.Join(dir, "model.gguf")
+	os.WriteFile(mlbAsGGUF, b, 0o644)
 	for _, c := range []struct {
 		path, want string
 	}{
 		{bad, "ML_E_SHAPE: " + bad + ": n_kv_heads 3 does not divide n_heads 4"},
+		{ggufAsMLB, "ML_E_FORMAT: " + ggufAsMLB + `: bad magic "GGUF", want "MLB1": this looks like a GGUF file: convert it with ` + "`krafla convert FILE`"},
+		{mlbAsMLT, "ML_E_FORMAT: "},
+		{mlbAsGGUF, "ML_E_FORMAT: gguf: " + mlbAsGGUF + `: magic "MLB1" is not "GGUF"`},
 		{filepath.Join(dir, "missing.mlb"), "ML_E_IO"},
 		{unknown, `ML_E_FORMAT: ` + unknown + `: unknown file type: magic "GGML"`},
 		{short, "ML_E_FORMAT"},
