@@ -135,66 +135,67 @@ func TestQueueFull(t *testing.T) {
 // TestDisconnectFreesSlot: a client that goes away mid-stream frees its slot
 // while the scheduler keeps stepping, and the next request gets it.
 func TestDisconnectFreesSlot(t *testing.T) {
-	steps := make(chan struct{})
-	s, url := startServer(t, Config{Parallel: 1}, func() { <-steps })
+	// The abandoned request (the first) may run 50 steps, enough for its
+	// first text to reach the client; then the scheduler waits until the
+	// client has gone and the server has seen it go (the request's context is
+	// done). Free stepping let the scheduler run all 200 steps before the
+	// client had read its first text and cancelled (it often did at
+	// GOMAXPROCS=1), and the request ended as complete.
+	const freeSteps = 50
+	released := make(chan struct{})
+	var s *Server
+	var abandoned *request // touched only by the scheduler goroutine
+	n := 0
+	hook := func() {
+		sl := s.eng.Load().sched.slots[0]
+		if abandoned == nil {
+			abandoned = sl.req
+		}
+		if sl.req != abandoned || n < freeSteps {
+			n++
+			return
+		}
+		// A bound against a hang, not a synchronization.
+		timeout := time.After(time.Minute)
+		for _, c := range []<-chan struct{}{released, abandoned.ctx.Done()} {
+			select {
+			case <-c:
+			case <-timeout:
+				t.Error("the client did not go, or the server did not see it, within a minute")
+				return
+			}
+		}
+	}
+	s, url := startServer(t, Config{Parallel: 1}, hook)
 	e := s.eng.Load()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := fmt.Sprintf(`{"model":"tiny","prompt":"The lava","max_tokens":200,"stream":true,"logit_bias":%s}`, mustJSON(noStops(e.tok)))
 	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/completions", strings.NewReader(body))
-	respc := make(chan *http.Response, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			close(respc)
-			return
-		}
-		respc <- resp
-	}()
-	// Step until the first text arrives.
-	var resp *http.Response
-	for resp == nil {
-		select {
-		case steps <- struct{}{}:
-		case resp = <-respc:
-		}
-	}
-	if resp == nil {
-		return
-	}
-	buf := make([]byte, 64)
-	go func() {
-		for {
-			select {
-			case steps <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	if _, err := resp.Body.Read(buf); err != nil {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		close(released)
 		t.Fatal(err)
 	}
+	buf := make([]byte, 64)
+	_, err = resp.Body.Read(buf)
 	cancel()
 	resp.Body.Close()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case steps <- struct{}{}:
-			case <-done:
-				return
-			}
-		}
-	}()
-	waitFor(t, "the slot to be freed", func() bool { return s.met.busy.Load() == 0 && s.met.failed.Load() == 1 })
-	if n := s.met.genTokens.Load(); n >= 200 {
-		t.Errorf("%d tokens generated, want the generation cut short", n)
+	close(released)
+	if err != nil {
+		t.Fatal(err)
 	}
+	// With one slot, the next request runs only once the abandoned one has
+	// freed it; when its answer arrives, the first has ended as failed.
 	if r, b := post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": "x", "max_tokens": 2}); r.StatusCode != 200 {
-		t.Errorf("the next request: %d %s", r.StatusCode, b)
+		t.Fatalf("the next request: %d %s", r.StatusCode, b)
+	}
+	if busy, failed := s.met.busy.Load(), s.met.failed.Load(); busy != 0 || failed != 1 {
+		t.Errorf("after the next request: %d slots busy and %d requests failed, want 0 and 1", busy, failed)
+	}
+	// The abandoned request ran its free steps and at most one more.
+	if n := s.met.genTokens.Load(); n > freeSteps+1+2 {
+		t.Errorf("%d tokens generated, want at most %d: the abandoned generation cut short", n, freeSteps+1+2)
 	}
 }
 
