@@ -253,12 +253,23 @@ func rope(c *config, f family, h *mlb.Header, headDim, maxPos int) (rot int, err
 		if err != nil {
 			return 0, err
 		}
+		switch {
+		case !(float32(fa) > 0) || math.IsInf(fa, 0):
+			return 0, c.errf("rope_scaling.factor", "llama3 RoPE needs factor > 0, got %v", fa)
+		case !(float32(lo) > 0) || math.IsInf(lo, 0):
+			return 0, c.errf("rope_scaling.low_freq_factor", "llama3 RoPE needs low_freq_factor > 0, got %v", lo)
+		case !(float32(hi) > float32(lo)) || math.IsInf(hi, 0):
+			return 0, c.errf("rope_scaling.high_freq_factor", "llama3 RoPE needs high_freq_factor %v > low_freq_factor %v", hi, lo)
+		}
 		h.RopeFactor, h.RopeLowFreqFactor, h.RopeHighFreqFactor, h.RopeOrigMaxSeq = float32(fa), float32(lo), float32(hi), o
 	case "linear":
 		h.RopeType = mlb.RopeLinear
 		fa, err := dictNum(c, rp, "factor", 0)
 		if err != nil {
 			return 0, err
+		}
+		if !(float32(fa) > 0) || math.IsInf(fa, 0) {
+			return 0, c.errf("rope_scaling.factor", "linear RoPE needs factor > 0, got %v", fa)
 		}
 		h.RopeFactor = float32(fa)
 	case "yarn":
@@ -303,6 +314,14 @@ func rope(c *config, f family, h *mlb.Header, headDim, maxPos int) (rot int, err
 			} else {
 				af = mscale(fa, 1)
 			}
+		}
+		switch {
+		case !(float32(fa) > 0) || math.IsInf(fa, 0):
+			return 0, c.errf("rope_scaling.factor", "yarn RoPE needs factor > 0, got %v", fa)
+		case !(float32(bs) > 0) || !(float32(bs) < float32(bf)) || math.IsInf(bf, 0):
+			return 0, c.errf("rope_scaling.beta_slow", "yarn RoPE needs 0 < beta_slow %v < beta_fast %v", bs, bf)
+		case !(float32(af) > 0) || math.IsInf(af, 0):
+			return 0, c.errf("rope_scaling.attention_factor", "yarn RoPE needs an attention factor > 0, got %v", af)
 		}
 		h.RopeFactor, h.RopeLowFreqFactor, h.RopeHighFreqFactor = float32(fa), float32(bf), float32(bs)
 		h.RopeOrigMaxSeq, h.RopeAttnFactor = o, float32(af)

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/mlb"
 )
 
 // FuzzConfig feeds arbitrary config.json bytes through the header mapping:
-// it must return a header or an error, never panic.
+// it must return a header or an error, never panic, and every header it
+// builds passes mlb's Validate.
 func FuzzConfig(f *testing.F) {
 	for _, arch := range hfgen.Archs {
 		dir := f.TempDir()
@@ -33,6 +35,24 @@ func FuzzConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		buildHeader(c, fam)
+		mh, err := buildHeader(c, fam)
+		if err != nil {
+			return
+		}
+		// buildPlan's next check, before any tensor is read.
+		if err := CheckShapes(&mh.h); err != nil {
+			return
+		}
+		// Every accepted config gives a header the loader accepts, with what
+		// buildPlan and Convert set after it: the vocabulary from the embedding's
+		// shape (any size up to MaxVocab) and the weight type from --type.
+		for _, wt := range []uint32{mlb.WTypeQ8_0, mlb.WTypeQ4_0} {
+			h := mh.h
+			h.WType = wt
+			h.Vocab = 320
+			if err := h.Validate(); err != nil {
+				t.Fatalf("accepted config gives an invalid header (wtype %d): %v\n%s", wt, err, b)
+			}
+		}
 	})
 }

@@ -1,8 +1,12 @@
 package gguf
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -66,6 +70,59 @@ func FuzzGGUF(f *testing.F) {
 			}
 			if tt.Elems()%uint64(tt.Type.BlockSize()) != 0 {
 				t.Fatalf("tensor %s: %d elements, block %d", tt.Name, tt.Elems(), tt.Type.BlockSize())
+			}
+		}
+		// Write back and re-read: the same metadata and tensors. The writer
+		// refuses arrays of arrays (llama.cpp does), which Parse reads; and
+		// it pads the header to general.alignment, which may be 2^31 bytes.
+		if g.Alignment > 1<<16 {
+			return
+		}
+		for _, kv := range g.KVs {
+			if kv.Value.Type == TypeArray && kv.Value.Elem == TypeArray {
+				return
+			}
+		}
+		// In memory: the Writer's header and WriteTensor, without Close's
+		// sync and rename (a file per input would make the seed run take 30 s).
+		infos := make([]TensorInfo, len(g.Tensors))
+		for i := range g.Tensors {
+			infos[i] = g.Tensors[i].TensorInfo
+		}
+		var buf bytes.Buffer
+		w := &Writer{path: "fuzz.gguf", align: DefaultAlignment, bw: bufio.NewWriter(&buf)}
+		hdr, err := w.header(g.KVs, infos)
+		if err != nil {
+			t.Fatalf("an accepted file does not write back: %v", err)
+		}
+		w.bw.Write(hdr)
+		for _, tt := range g.Tensors {
+			if err := w.WriteTensor(tt.Name, tt.Data); err != nil {
+				t.Fatalf("write back tensor %s: %v", tt.Name, err)
+			}
+		}
+		if err := w.bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rb := buf.Bytes()
+		g2, err := Parse(rb)
+		if err != nil {
+			t.Fatalf("the written file does not parse: %v", err)
+		}
+		if len(g2.KVs) != len(g.KVs) || len(g2.Tensors) != len(g.Tensors) {
+			t.Fatalf("re-read: %d keys, %d tensors; want %d, %d", len(g2.KVs), len(g2.Tensors), len(g.KVs), len(g.Tensors))
+		}
+		for i, kv := range g.KVs {
+			k2 := g2.KVs[i]
+			if k2.Key != kv.Key || k2.Value.Type != kv.Value.Type || k2.Value.Elem != kv.Value.Elem ||
+				fmt.Sprintf("%v", k2.Value.Interface()) != fmt.Sprintf("%v", kv.Value.Interface()) {
+				t.Fatalf("key %d re-read as %q = %v, want %q = %v", i, k2.Key, k2.Value, kv.Key, kv.Value)
+			}
+		}
+		for i, tt := range g.Tensors {
+			t2 := g2.Tensors[i]
+			if t2.Name != tt.Name || t2.Type != tt.Type || !slices.Equal(t2.Shape, tt.Shape) || !bytes.Equal(t2.Data, tt.Data) {
+				t.Fatalf("tensor %d re-read as %s %v %v, want %s %v %v", i, t2.Name, t2.Type, t2.Shape, tt.Name, tt.Type, tt.Shape)
 			}
 		}
 	})

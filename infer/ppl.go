@@ -111,12 +111,7 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 				if base != nil {
 					bl := baseLP[i*vocab : (i+1)*vocab]
 					bnll -= bl[want]
-					var k float64
-					for t, b := range bl {
-						if b > -700 {
-							k += math.Exp(b) * (b - lp[t])
-						}
-					}
+					k := klDiv(bl, lp)
 					kld += k
 					r.MaxKLD = math.Max(r.MaxKLD, k)
 					if argmax(bl) == argmax(lp) {
@@ -143,6 +138,18 @@ func Perplexity(ctx context.Context, s, base *Session, tokens []int, opt ChunkOp
 		}
 	}
 	return r, nil
+}
+
+// klDiv returns KL(base ‖ model) = Σ p_base·(log p_base − log p_model) of two
+// log-probability vectors; terms whose base probability underflows are skipped.
+func klDiv(base, model []float64) float64 {
+	var k float64
+	for t, b := range base {
+		if b > -700 {
+			k += math.Exp(b) * (b - model[t])
+		}
+	}
+	return k
 }
 
 // LogSoftmax writes the float64 log-probabilities of the logits (the maximum

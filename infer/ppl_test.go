@@ -74,12 +74,93 @@ func TestPerplexity(t *testing.T) {
 	if !(r.KLD > 0.01) || r.Top1 == 1 {
 		t.Errorf("against another model: KLD %g, top-1 %g; want > 0.01 and < 1", r.KLD, r.Top1)
 	}
+	// The same numbers recomputed here from both models' logits, in float64:
+	// KL(base ‖ model) = Σ p_b (log p_b − log p_m), base perplexity, top-1.
+	var wkl, wmax, wbnll float64
+	var wagree int
+	for c := 0; c < 2; c++ {
+		in := append([]int{2}, tokens[c*chunk:(c+1)*chunk]...)
+		lm := allLogits(t, m, SessionOptions{Ctx: 32}, in, 0)
+		lb := allLogits(t, other, SessionOptions{Ctx: 32}, in, 0)
+		for i := 0; i+1 < len(in); i++ {
+			pm, pb := softmax64(lm[i]), softmax64(lb[i])
+			k := 0.0
+			for j := range pb {
+				k += pb[j] * math.Log(pb[j]/pm[j])
+			}
+			wkl += k
+			wmax = math.Max(wmax, k)
+			wbnll -= math.Log(pb[in[i+1]])
+			if slices.Index(pb, slices.Max(pb)) == slices.Index(pm, slices.Max(pm)) {
+				wagree++
+			}
+		}
+	}
+	if math.Abs(r.KLD-wkl/40) > 1e-9*wkl/40 || math.Abs(r.MaxKLD-wmax) > 1e-9*wmax {
+		t.Errorf("against another model: KLD %.12g, max %.12g; want %.12g, %.12g (KL of base to model)", r.KLD, r.MaxKLD, wkl/40, wmax)
+	}
+	if wb := math.Exp(wbnll / 40); math.Abs(r.BasePPL-wb) > 1e-9*wb || r.Top1 != float64(wagree)/40 {
+		t.Errorf("against another model: base ppl %.12g, top-1 %g; want %.12g, %g", r.BasePPL, r.Top1, wb, float64(wagree)/40)
+	}
 
 	if _, err := Perplexity(context.Background(), s, nil, tokens[:19], ChunkOptions{Chunk: chunk, BOS: 2}, nil); err == nil {
 		t.Errorf("19 tokens for a chunk of 20: got no error")
 	}
 	if _, err := Perplexity(context.Background(), s, nil, tokens, ChunkOptions{Chunk: 32, BOS: 2}, nil); err == nil {
 		t.Errorf("chunk 32 + BOS in ctx 32: got no error")
+	}
+}
+
+// softmax64 returns the probabilities of logits in float64.
+func softmax64(logits []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	p := make([]float64, len(logits))
+	z := 0.0
+	for i, v := range logits {
+		p[i] = math.Exp(float64(v) - mx)
+		z += p[i]
+	}
+	for i := range p {
+		p[i] /= z
+	}
+	return p
+}
+
+// TestKLDivKnown checks klDiv and LogSoftmax on small distributions whose KL
+// divergence is known in closed form, in both directions (they differ).
+func TestKLDivKnown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		base, m []float64 // probabilities
+		want    float64
+	}{
+		// 0.9·ln(0.9/0.5) + 0.1·ln(0.1/0.5)
+		{"p||uniform", []float64{0.9, 0.1}, []float64{0.5, 0.5}, 0.9*math.Log(1.8) + 0.1*math.Log(0.2)},
+		// 0.5·ln(0.5/0.9) + 0.5·ln(0.5/0.1)
+		{"uniform||p", []float64{0.5, 0.5}, []float64{0.9, 0.1}, 0.5*math.Log(0.5/0.9) + 0.5*math.Log(5)},
+		// 0.5·ln(0.5/0.25) + 0.5·ln(0.5/0.25) + 0 (a zero base probability adds nothing)
+		{"zero-base", []float64{0.5, 0.5, 0}, []float64{0.25, 0.25, 0.5}, math.Log(2)},
+		{"equal", []float64{0.2, 0.3, 0.5}, []float64{0.2, 0.3, 0.5}, 0},
+	} {
+		logs := func(p []float64) []float64 {
+			l := make([]float64, len(p))
+			for i, v := range p {
+				l[i] = math.Log(v)
+			}
+			return l
+		}
+		if got := klDiv(logs(tc.base), logs(tc.m)); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: KL %.15g, want %.15g", tc.name, got, tc.want)
+		}
+	}
+	// LogSoftmax of logits ln 9, ln 1 (+ any constant) is ln 0.9, ln 0.1.
+	out := make([]float64, 2)
+	LogSoftmax(out, []float32{float32(math.Log(9)) + 3, 3})
+	if math.Abs(out[0]-math.Log(0.9)) > 1e-6 || math.Abs(out[1]-math.Log(0.1)) > 1e-6 {
+		t.Errorf("LogSoftmax(ln 9, 0) = %v, want ln 0.9, ln 0.1", out)
 	}
 }
 

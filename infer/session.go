@@ -183,6 +183,17 @@ func (s *Session) Reset() {
 	}
 }
 
+// KV is the element type of the session's attention caches as allocated
+// (KVF32 for a model without attention layers).
+func (s *Session) KV() KVType {
+	for _, ls := range s.layers {
+		if ls.k16 != nil {
+			return KVF16
+		}
+	}
+	return KVF32
+}
+
 // CacheBytes is the memory of the KV caches and recurrent states.
 func (s *Session) CacheBytes() int64 {
 	var n int64

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // smallByteLevel is a kind 2 tokenizer: the 256 single bytes (id = byte),
@@ -209,10 +211,35 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if got := tk.Bytes(); string(got) != string(b) {
+		got := tk.Bytes()
+		if string(got) != string(b) {
 			t.Fatalf("Bytes() of a parsed file differs from the file")
 		}
-		for _, s := range []string{"", "hello <|x|> world", " a b ab<s>", "\xff\xc3", "東京 🇮🇸"} {
+		// parse → encode → parse: the same tokenizer.
+		tk2, err := Parse(got)
+		if err != nil {
+			t.Fatalf("re-parse of Bytes(): %v", err)
+		}
+		if tk2.Kind != tk.Kind || tk2.Flags != tk.Flags || tk2.BOS != tk.BOS || tk2.EOS != tk.EOS ||
+			!reflect.DeepEqual(tk2.Tokens, tk.Tokens) || !reflect.DeepEqual(tk2.Merges, tk.Merges) ||
+			!reflect.DeepEqual(tk2.Pipeline, tk.Pipeline) || !reflect.DeepEqual(tk2.Chat, tk.Chat) {
+			t.Fatalf("re-parse of Bytes() gives a different tokenizer")
+		}
+		// A byte-level tokenizer without a pipeline whose vocabulary has every
+		// single byte as a normal token must give any valid UTF-8 text back.
+		roundTrip := tk.Kind == KindByteLevel && tk.Pipeline == nil
+		if roundTrip {
+			var has [256]bool
+			for _, tok := range tk.Tokens {
+				if tok.Attr == AttrNormal && len(tok.Bytes) == 1 {
+					has[tok.Bytes[0]] = true
+				}
+			}
+			for _, h := range has {
+				roundTrip = roundTrip && h
+			}
+		}
+		for _, s := range []string{"", "hello <|x|> world", " a b ab<s>", "\xff\xc3", "東京 🇮🇸", "hellhello\x00\n"} {
 			ids := tk.Encode(s, true)
 			for _, id := range ids {
 				if id < 0 || id >= len(tk.Tokens) {
@@ -220,6 +247,11 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			_ = tk.Decode(ids)
+			if roundTrip && utf8.ValidString(s) { // Decode writes U+FFFD for invalid UTF-8
+				if d := tk.Decode(tk.Encode(s, false)); d != s {
+					t.Fatalf("byte-level: Decode(Encode(%q)) = %q", s, d)
+				}
+			}
 		}
 		_ = tk.StopTokens()
 	})

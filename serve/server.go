@@ -144,7 +144,7 @@ func (s *Server) Start(m *infer.Model, tok *mlt.Tokenizer) error {
 		}
 	}
 	sched.beforeStep = s.beforeStep
-	s.logf("%d slots of %d positions, %s cache: %.1f MiB", len(sched.slots), s.cfg.Ctx, s.cfg.KV,
+	s.logf("%d slots of %d positions, %s cache: %.1f MiB", len(sched.slots), s.cfg.Ctx, sched.slots[0].sess.KV(),
 		float64(int64(len(sched.slots))*sched.slots[0].sess.CacheBytes())/(1<<20))
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop, s.done = cancel, make(chan struct{})

@@ -126,6 +126,9 @@ func runBench(ctx context.Context, path string, o benchOptions, out, errOut io.W
 		if err != nil {
 			return err
 		}
+		if th == o.Threads[0] {
+			cacheLine(errOut, s)
+		}
 		// Warm up: the first pass faults the mapped weights in and starts the
 		// workers; llama-bench does the same.
 		if err := s.Eval(prompt[:min(len(prompt), 8)], false, nil); err != nil && len(prompt) > 0 {

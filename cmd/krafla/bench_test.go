@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,12 +68,54 @@ func TestBenchDepth(t *testing.T) {
 	}
 }
 
-// TestKVFlag runs run and ppl with --kv f16: ppl against the same model,
-// whose base keeps the f32 cache, scores a slightly different perplexity.
+// TestKVFlag proves that --kv reaches the session of every command that has
+// it: run, bench, chat and serve print the cache type the session allocated
+// (Session.KV reads it back from the cache slices) and its size, which f16
+// halves; ppl against the same model, whose base keeps the f32 cache, scores a
+// slightly different perplexity.
 func TestKVFlag(t *testing.T) {
 	model := runTestModel(t)
-	if _, _, err := runCLI("run", model, "-p", "a", "-n", "4", "--kv", "f16"); err != nil {
-		t.Fatalf("run --kv f16: %v", err)
+	chatModel := chatTestModel(t, chatMLJinja)
+	cacheRe := regexp.MustCompile(`(f32|f16)(?:,| cache:) ([0-9.]+) [KM]iB`)
+	for _, tc := range []struct {
+		name string
+		run  func(kv string) (stderr string, err error)
+	}{
+		{"run", func(kv string) (string, error) {
+			_, e, err := runCLI("run", model, "-p", "a", "-n", "2", "--kv", kv, "--ctx", "256")
+			return e, err
+		}},
+		{"bench", func(kv string) (string, error) {
+			_, e, err := runCLI("bench", model, "-p", "4", "-n", "1", "-r", "1", "--threads", "1", "--depth", "252", "--kv", kv)
+			return e, err
+		}},
+		{"chat", func(kv string) (string, error) {
+			_, e, err := runCLIIn("Hi\n/bye\n", "chat", chatModel, "-v", "-n", "1", "--threads", "1", "--ctx", "256", "--kv", kv)
+			return e, err
+		}},
+		{"serve", func(kv string) (string, error) { return serveLog(t, model, "--kv", kv, "--ctx", "256", "--parallel", "8") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mibs []float64
+			for _, kv := range []string{"f32", "f16"} {
+				e, err := tc.run(kv)
+				if err != nil {
+					t.Fatalf("--kv %s: %v\n%s", kv, err, e)
+				}
+				m := cacheRe.FindStringSubmatch(e)
+				if m == nil {
+					t.Fatalf("--kv %s: no cache line in %q", kv, e)
+				}
+				if m[1] != kv {
+					t.Errorf("--kv %s: the session's cache is %s (%q)", kv, m[1], m[0])
+				}
+				v, _ := strconv.ParseFloat(m[2], 64)
+				mibs = append(mibs, v)
+			}
+			if !(mibs[0] > 0 && math.Abs(mibs[1]-mibs[0]/2) <= 0.05+0.01*mibs[0]) {
+				t.Errorf("cache %g with f32, %g with f16: want half", mibs[0], mibs[1])
+			}
+		})
 	}
 	text := writeRunText(t, 300)
 	stdout, _, err := runCLI("ppl", model, "-f", text, "--chunk", "64", "--kv", "f16", "--kld", model)

@@ -111,6 +111,9 @@ func runChat(ctx context.Context, path string, o chatOptions, in io.Reader, out,
 		return err
 	}
 	defer s.Close()
+	if o.Verbose {
+		cacheLine(errOut, s)
+	}
 	conv := chat.NewConversation(chat.Options{Template: tmpl, Tokenizer: tok, Session: s, Sampling: o.Sampling, MaxTokens: o.N})
 	conv.System = o.System
 	r := &chat.REPL{Conv: conv, Out: out, Info: errOut, Verbose: o.Verbose}

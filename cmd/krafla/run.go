@@ -201,6 +201,16 @@ func hugePages(m *infer.Model, verbose bool, errOut io.Writer) {
 	}
 }
 
+// cacheLine prints the session's cache: its element type (what --kv set, read
+// back from the session), size and context.
+func cacheLine(w io.Writer, s *infer.Session) {
+	size := mib(s.CacheBytes())
+	if b := s.CacheBytes(); b < 1<<20 {
+		size = fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	fmt.Fprintf(w, "cache: %s, %s for a context of %d positions\n", s.KV(), size, s.Ctx())
+}
+
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Writer) error {
@@ -261,7 +271,7 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		fmt.Fprintf(errOut, "kernels: %s; threads: %d\n", asm.Features(), s.Threads())
 		fmt.Fprintf(errOut, "prompt tokens: %v\n", prompt)
 	}
-	fmt.Fprintf(errOut, "cache: %s for a context of %d positions\n", mib(s.CacheBytes()), s.Ctx())
+	cacheLine(errOut, s)
 
 	opt := infer.GenerateOptions{MaxTokens: o.N, Stop: stop, Sampler: infer.NewSampler(o.Sampling)}
 	var lw *logitsWriter

@@ -75,6 +75,35 @@ func TestServeCommand(t *testing.T) {
 	}
 }
 
+// serveLog starts `krafla serve MODEL ARGS...` through the cobra root on a free
+// port, waits until it listens, stops it and returns what it logged.
+func serveLog(t *testing.T, model string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &lineWriter{want: "listening on http://", hit: make(chan string, 1)}
+	hit := w.hit
+	logged := func() string {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.buf.String()
+	}
+	root := newRootCmd()
+	root.SetOut(io.Discard)
+	root.SetErr(w)
+	root.SetArgs(append([]string{"serve", model, "--host", "127.0.0.1", "--port", "0", "--threads", "1", "--no-huge-pages"}, args...))
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	select {
+	case <-hit:
+	case err := <-done:
+		return logged(), err
+	}
+	cancel()
+	err := <-done
+	return logged(), err
+}
+
 func TestServeUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve"},
