@@ -397,7 +397,7 @@ func (c *Client) fetchRange(ctx context.Context, f *os.File, u string, have int6
 	if _, err := f.Seek(have, io.SeekStart); err != nil {
 		return 0, false, err
 	}
-	limit := int64(1<<62)
+	limit := int64(1 << 62)
 	if m.Size >= 0 {
 		limit = m.Size - have
 	}
