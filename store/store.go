@@ -56,8 +56,8 @@ type Meta struct {
 	Repo     string    `json:"repo"`
 	Revision string    `json:"revision"` // as asked ("main")
 	Commit   string    `json:"commit"`
-	Type     string    `json:"type"`             // q8_0, q4_0, or a GGUF file's quant
-	Source   string    `json:"source"`           // the files converted: the checkpoint, or the .gguf name
+	Type     string    `json:"type"`   // q8_0, q4_0, or a GGUF file's quant
+	Source   string    `json:"source"` // the files converted: the checkpoint, or the .gguf name
 	Created  time.Time `json:"created"`
 }
 
