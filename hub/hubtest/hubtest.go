@@ -322,6 +322,7 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		body = append([]byte(nil), body...)
 		body[len(body)/2] ^= 0x55
 	}
+	w.Header().Set("ETag", `"`+sum+`"`) // as the real CDN does
 	cw := &cutWriter{ResponseWriter: w, left: cut, slow: slow}
 	http.ServeContent(cw, r, "", time.Time{}, bytes.NewReader(body))
 }
