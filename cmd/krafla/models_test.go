@@ -173,3 +173,43 @@ func TestKillPull(t *testing.T) {
 }
 
 func fmtSscanf(r string, start *int64) (int, error) { return fmt.Sscanf(r, "bytes=%d-", start) }
+
+// TestRunGGUFRepo pulls a -GGUF repo by name: only the file the tag (or
+// the default order) chooses is downloaded, and it is imported and runs.
+func TestRunGGUFRepo(t *testing.T) {
+	h, _, _ := storiesHub(t)
+	dir := t.TempDir()
+	mlbPath := filepath.Join(dir, "s.mlb")
+	if _, stderr, err := runCLI("convert", filepath.Join("..", "..", "testdata", "stories260K"), "-o", mlbPath, "--f16-scales"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	gg := filepath.Join(dir, "s.gguf")
+	if _, stderr, err := runCLI("export", mlbPath, "-o", gg); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(gg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Add("org/stories260K-GGUF", map[string][]byte{
+		"stories260K-Q8_0.gguf":        b,
+		"stories260K-Q2_K.gguf":        []byte("never fetched"),
+		"mmproj-stories260K-Q4_0.gguf": []byte("never fetched"),
+		"README.md":                    []byte("# card"),
+	})
+	stdout, stderr, err := runCLI("run", "org/stories260K-GGUF", "-p", "Once upon a time", "-n", "8")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "chose stories260K-Q8_0.gguf") || len(strings.TrimSpace(stdout)) < 10 {
+		t.Fatalf("stdout %q stderr %q", stdout, stderr)
+	}
+	for _, q := range h.Log() {
+		if q.Method == "GET" && (strings.Contains(q.Path, "Q2_K") || strings.Contains(q.Path, "mmproj") || strings.Contains(q.Path, "README")) {
+			t.Errorf("fetched %s", q.Path)
+		}
+	}
+	if _, _, err := runCLI("pull", "org/stories260K-GGUF:Q5_K_M"); err == nil || !strings.Contains(err.Error(), "stories260K-Q8_0.gguf") {
+		t.Errorf("unknown tag: %v, want the files listed", err)
+	}
+}
