@@ -108,7 +108,7 @@ func modelPath(ctx context.Context, arg string, errw io.Writer) (string, error) 
 		return arg, nil
 	}
 	ref, err := hub.ParseRef(arg)
-	if err != nil || strings.HasSuffix(arg, ".mlb") || strings.HasSuffix(arg, ".gguf") {
+	if err != nil || strings.HasSuffix(arg, ".mlb") || strings.HasSuffix(arg, ".mlt") || strings.HasSuffix(arg, ".mli") || strings.HasSuffix(arg, ".gguf") {
 		return arg, nil
 	}
 	m, err := newStore(errw).Resolve(ctx, ref)
