@@ -200,14 +200,19 @@ func (s *Store) Resolve(ctx context.Context, ref hub.Ref) (*Model, error) {
 	if m, err := s.Find(ref); err != nil || m != nil {
 		return m, err
 	}
-	return s.Pull(ctx, ref)
+	return s.get(ctx, ref, true)
 }
 
-// Pull brings ref into the store: the files it needs from the Hugging Face
-// cache, or from the hub into the cache when they are not there (and the
-// client is not offline), then converts them. An entry already in the
-// store for the commit is kept as is.
+// Pull brings ref into the store as it is on the hub now: the hub says
+// which commit the revision is (offline, or when the hub cannot be
+// reached, the Hugging Face cache's ref does), the files it needs that the
+// cache lacks are downloaded, and they are converted. An entry already in
+// the store for that commit is kept as is.
 func (s *Store) Pull(ctx context.Context, ref hub.Ref) (*Model, error) {
+	return s.get(ctx, ref, false)
+}
+
+func (s *Store) get(ctx context.Context, ref hub.Ref, cacheFirst bool) (*Model, error) {
 	var choice *Choice
 	choose := func(files []string) ([]string, error) {
 		c, err := Choose(ref.Repo, files, ref.Tag)
@@ -219,14 +224,38 @@ func (s *Store) Pull(ctx context.Context, ref hub.Ref) (*Model, error) {
 	}
 	off := *s.Hub
 	off.Offline = true
-	snap, err := off.Pull(ctx, ref.Repo, ref.Rev(), choose)
-	var he *hub.Error
-	if err != nil && errors.As(err, &he) && he.Code == hub.OfflineMissing && !s.Hub.Offline {
-		s.logf("pulling %s from %s", ref, s.Hub.Endpoint)
+	fromCache := func() (*hub.Snapshot, error) {
 		choice = nil
-		snap, err = s.Hub.Pull(ctx, ref.Repo, ref.Rev(), choose)
-	} else if err == nil {
-		s.logf("found %s in the Hugging Face cache %s", ref, s.Hub.Cache)
+		snap, err := off.Pull(ctx, ref.Repo, ref.Rev(), choose)
+		if err == nil {
+			s.logf("found %s in the Hugging Face cache %s", ref, s.Hub.Cache)
+		}
+		return snap, err
+	}
+	fromHub := func() (*hub.Snapshot, error) {
+		choice = nil
+		s.logf("pulling %s from %s", ref, s.Hub.Endpoint)
+		return s.Hub.Pull(ctx, ref.Repo, ref.Rev(), choose)
+	}
+	var snap *hub.Snapshot
+	var err error
+	var he *hub.Error
+	switch {
+	case s.Hub.Offline:
+		snap, err = fromCache()
+	case cacheFirst:
+		snap, err = fromCache()
+		if err != nil && errors.As(err, &he) && he.Code == hub.OfflineMissing {
+			snap, err = fromHub()
+		}
+	default:
+		snap, err = fromHub()
+		if err != nil && errors.As(err, &he) && he.Code == hub.ConnectionLost {
+			if snap2, err2 := fromCache(); err2 == nil {
+				s.logf("the hub cannot be reached (%v): using the cached copy", err)
+				snap, err = snap2, nil
+			}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -168,3 +168,56 @@ func TestFindWithoutTag(t *testing.T) {
 		t.Fatalf("find without tag: %v, %v", m, err)
 	}
 }
+
+// TestPullFollowsTheHub: an explicit pull asks the hub where main is now
+// (a new commit whose blobs the cache already has: no download), while
+// resolving a name takes what is stored.
+func TestPullFollowsTheHub(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	files := stories(t)
+	old := h.Add("karpathy/stories260K", files)
+	s := newStore(t, h)
+	ctx := context.Background()
+	ref := hub.Ref{Repo: "karpathy/stories260K"}
+	if _, err := s.Resolve(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	files2 := map[string][]byte{"README.md": []byte("# new card")}
+	for k, v := range files {
+		files2[k] = v
+	}
+	cur := h.Add("karpathy/stories260K", files2)
+	if cur.Commit == old.Commit {
+		t.Fatal("the fake hub's commit did not move")
+	}
+	if m, err := s.Resolve(ctx, ref); err != nil || m.Commit != old.Commit {
+		t.Fatalf("resolve: %v, %v; want the stored commit %s", m, err, old.Commit)
+	}
+	n := 0
+	for _, q := range h.Log() {
+		if q.Server == "cdn" {
+			n++
+		}
+	}
+	m, err := s.Pull(ctx, ref)
+	if err != nil || m.Commit != cur.Commit {
+		t.Fatalf("pull: %v, %v; want commit %s", m, err, cur.Commit)
+	}
+	for _, q := range h.Log() {
+		if q.Server == "cdn" {
+			n--
+		}
+	}
+	if n != 0 {
+		t.Errorf("pull downloaded %d blobs the cache had", -n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.Hub.Cache, "models--karpathy--stories260K", "refs", "main")); string(b) != cur.Commit {
+		t.Errorf("refs/main = %s, want %s", b, cur.Commit)
+	}
+	// The hub gone: pull falls back to the cache.
+	h.Close()
+	if m, err := s.Pull(ctx, ref); err != nil || m.Commit != cur.Commit {
+		t.Fatalf("pull with the hub down: %v, %v", m, err)
+	}
+}
