@@ -36,10 +36,11 @@ const storiesPublished = "Once upon a time, there was a little girl named Lily. 
 // variant, so this is exact; a change that lowers it changed the numerics.
 const storiesQ8Agree = 71
 
-// storiesDir returns the checkpoint folder, skipping the test without it.
+// storiesDir returns the checkpoint folder: testdata/stories260K, in the
+// repository (a copy of ../shared/models/stories260K), so no test skips.
 func storiesDir(t *testing.T) string {
 	t.Helper()
-	return testenv.Shared(t, "models", "stories260K")
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "stories260K")
 }
 
 // convertStories converts the checkpoint with opt (Out set here) and returns

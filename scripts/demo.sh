@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds krafla and shows the whole path: the real stories260K model from
-# ../shared/models (when present) is converted and tells its story; then a
+# testdata/stories260K (in the repository) is converted and tells its story; then a
 # random-weight Hugging Face style checkpoint is synthesised, converted to Q8_0
 # and Q4_0, inspected, validated and run. Everything goes into ./demo (or $1).
 set -euo pipefail
@@ -13,15 +13,16 @@ step "build"
 go build -o krafla ./cmd/krafla
 mkdir -p "$out"
 
-# A real trained model, when ../shared (or $KRAFLA_SHARED) holds it.
-stories=${KRAFLA_SHARED:-../shared}/models/stories260K
+# A real trained model, in the repository (or $KRAFLA_SHARED/models).
+stories=testdata/stories260K
+[ -n "${KRAFLA_SHARED:-}" ] && stories=$KRAFLA_SHARED/models/stories260K
 if [ -d "$stories" ]; then
 	step "a real model: stories260K from $stories"
 	echo "Karpathy's llama2.c stories260K, trained on TinyStories (MIT licence; origin and layout in"
-	echo "$(dirname "$stories")/README.md): dim 64, 5 layers, FFN 172, vocabulary 512."
+	echo "testdata/stories260K/README.md): dim 64, 5 layers, FFN 172, vocabulary 512."
 	./krafla convert "$stories" -o "$out/stories260K.mlb"
 
-	# 117 tokens end a sentence (the author's own sample: $(dirname "$stories")/README.md).
+	# 117 tokens end a sentence (the author's own sample: ../shared/models/README.md).
 	step "tell a story: greedy (temperature 0) from BOS alone"
 	./krafla run "$out/stories260K.mlb" --temp 0 -n 117
 else

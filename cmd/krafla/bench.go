@@ -63,7 +63,11 @@ memory). --cpuprofile writes a pprof profile of the whole run.`,
 					return usageError{fmt.Errorf("--threads %d: must be at least 1", t)}
 				}
 			}
-			return runBench(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runBench(cmd.Context(), p, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := c.Flags()

@@ -69,7 +69,11 @@ scripted.`,
 			if err := checkSampling(&o.Sampling); err != nil {
 				return err
 			}
-			return runChat(cmd.Context(), args[0], o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runChat(cmd.Context(), p, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.bind(c)

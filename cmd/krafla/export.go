@@ -42,7 +42,11 @@ Linear attention (Qwen3.5) is not exported.`,
   ollama create mymodel -f Modelfile    # Modelfile: FROM ./llama.gguf`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runExport(p, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "the GGUF file to write (required)")

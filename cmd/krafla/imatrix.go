@@ -38,7 +38,11 @@ the Q4_0 rounding.`,
 			if o.File == "" {
 				return usageError{fmt.Errorf("-f is required\nRun '%s --help' for usage.", cmd.CommandPath())}
 			}
-			return runImatrix(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runImatrix(cmd.Context(), p, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.bind(c)

@@ -59,7 +59,11 @@ does not divide n_heads 4) and exits with status 1.`,
   krafla inspect llama.mlb --json | jq .totals`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runInspect(args[0], opt, c.OutOrStdout())
+			p, err := modelPath(c.Context(), args[0], c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runInspect(p, opt, c.OutOrStdout())
 		},
 	}
 	c.Flags().BoolVar(&opt.JSON, "json", false, "print JSON instead of tables")

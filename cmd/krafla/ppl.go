@@ -37,7 +37,11 @@ and how often both models rank the same token first.`,
 			if o.File == "" {
 				return usageError{fmt.Errorf("-f is required\nRun '%s --help' for usage.", cmd.CommandPath())}
 			}
-			return runPPL(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runPPL(cmd.Context(), p, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.bind(c)

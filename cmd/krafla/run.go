@@ -105,7 +105,11 @@ any thread count.`,
 			if err := checkSampling(&o.Sampling); err != nil {
 				return err
 			}
-			return runRun(cmd.Context(), args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			p, err := modelPath(cmd.Context(), args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runRun(cmd.Context(), p, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.bind(c)

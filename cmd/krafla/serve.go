@@ -101,7 +101,11 @@ requests finish within --grace, and exits 0.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return runServe(ctx, args[0], o, cmd.ErrOrStderr())
+			p, err := modelPath(ctx, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runServe(ctx, p, o, cmd.ErrOrStderr())
 		},
 	}
 	o.bind(c)

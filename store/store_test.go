@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krafla/krafla/hub"
+	"github.com/krafla/krafla/hub/hubtest"
+	"github.com/krafla/krafla/mlb"
+)
+
+// stories reads the real checkpoint in testdata.
+func stories(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, n := range []string{"config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "stories260K", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+	}
+	return files
+}
+
+func newStore(t *testing.T, h *hubtest.Hub) *Store {
+	cache := t.TempDir()
+	return &Store{Dir: t.TempDir(), Hub: &hub.Client{Endpoint: h.URL, Cache: cache, Retries: 1, Backoff: time.Millisecond}}
+}
+
+func resolves(h *hubtest.Hub) []string {
+	var out []string
+	for _, r := range h.Log() {
+		if strings.Contains(r.Path, "/resolve/") {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+func TestPullCheckpoint(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	files := stories(t)
+	files["pytorch_model.bin"] = []byte("pickle, never downloaded")
+	files["README.md"] = []byte("# card")
+	files["onnx/model.onnx"] = []byte("not read by convert")
+	r := h.Add("karpathy/stories260K", files)
+	s := newStore(t, h)
+	ctx := context.Background()
+	m, err := s.Resolve(ctx, hub.Ref{Repo: "karpathy/stories260K", Tag: "q4_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resolves(h) {
+		if strings.HasSuffix(p, ".bin") || strings.HasSuffix(p, "README.md") || strings.Contains(p, "onnx") {
+			t.Errorf("downloaded %s, which convert does not read", p)
+		}
+	}
+	if m.Commit != r.Commit || m.Type != "q4_0" || m.Repo != "karpathy/stories260K" {
+		t.Errorf("meta %+v", m.Meta)
+	}
+	f, err := mlb.Open(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := os.Stat(strings.TrimSuffix(m.Path, ".mlb") + ".mlt"); err != nil {
+		t.Error(err)
+	}
+	// Found again without any request, offline too.
+	n := len(h.Log())
+	s.Hub.Offline = true
+	m2, err := s.Resolve(ctx, hub.Ref{Repo: "karpathy/stories260K", Tag: "q4_0"})
+	if err != nil || m2.Path != m.Path || len(h.Log()) != n {
+		t.Fatalf("second resolve: %v, %v, %d requests", m2, err, len(h.Log())-n)
+	}
+	// Offline, another type converts from the HF cache.
+	m3, err := s.Resolve(ctx, hub.Ref{Repo: "karpathy/stories260K", Tag: "q8_0"})
+	if err != nil || m3.Type != "q8_0" || len(h.Log()) != n {
+		t.Fatalf("offline q8_0 from the cache: %v, %v, %d requests", m3, err, len(h.Log())-n)
+	}
+	l, err := s.List()
+	if err != nil || len(l) != 2 {
+		t.Fatalf("list %v, %v", l, err)
+	}
+	gone, err := s.Remove(hub.Ref{Repo: "karpathy/stories260K", Tag: "q4_0"})
+	if err != nil || len(gone) != 1 {
+		t.Fatalf("rm: %v, %v", gone, err)
+	}
+	if _, err := os.Stat(m.Path); !os.IsNotExist(err) {
+		t.Errorf("rm left %s", m.Path)
+	}
+	if _, err := s.Remove(hub.Ref{Repo: "karpathy/stories260K", Tag: "q4_0"}); err == nil {
+		t.Error("second rm succeeded")
+	}
+	// Offline and missing: says so, no request.
+	_, err = s.Resolve(ctx, hub.Ref{Repo: "org/absent"})
+	if err == nil || !strings.Contains(err.Error(), hub.OfflineMissing) || len(h.Log()) != n {
+		t.Errorf("offline missing: %v", err)
+	}
+}
+
+func TestPickleOnlyRefused(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	h.Add("org/old", map[string][]byte{"config.json": []byte("{}"), "pytorch_model.bin": make([]byte, 1<<20)})
+	s := newStore(t, h)
+	_, err := s.Resolve(context.Background(), hub.Ref{Repo: "org/old"})
+	if err == nil || !strings.Contains(err.Error(), "pytorch_model.bin") || !strings.Contains(err.Error(), "pickle") {
+		t.Fatalf("err = %v, want the pickle refused by name", err)
+	}
+	if r := resolves(h); len(r) != 0 {
+		t.Fatalf("downloaded %v before refusing", r)
+	}
+}
+
+func TestChooseGGUF(t *testing.T) {
+	files := []string{"README.md", "m-Q2_K.gguf", "m-Q4_K_M.gguf", "m-Q8_0.gguf", "m-f16.gguf", "mmproj-m-Q4_0.gguf", "m.imatrix.gguf",
+		"big-Q6_K-00001-of-00002.gguf", "big-Q6_K-00002-of-00002.gguf"}
+	for _, tc := range []struct{ tag, file, typ string }{
+		{"", "m-Q8_0.gguf", "q8_0"}, // Q4_0 absent (the mmproj one does not count): Q8_0
+		{"q4_k_m", "m-Q4_K_M.gguf", "q4_k_m"},
+		{"F16", "m-f16.gguf", "f16"},
+	} {
+		c, err := Choose("org/m-GGUF", files, tc.tag)
+		if err != nil || c.Kind != GGUF || c.GGUF != tc.file || c.Type != tc.typ || len(c.Files) != 1 {
+			t.Errorf("tag %q: %+v, %v; want %s (%s)", tc.tag, c, err, tc.file, tc.typ)
+		}
+	}
+	if _, err := Choose("org/m-GGUF", files, "Q5_K_S"); err == nil || !strings.Contains(err.Error(), "m-Q8_0.gguf") {
+		t.Errorf("no match: %v, want the files listed", err)
+	}
+	if _, err := Choose("org/m-GGUF", files, "Q6_K"); err == nil || !strings.Contains(err.Error(), "split") {
+		t.Errorf("split: %v", err)
+	}
+	c, _ := Choose("org/m-GGUF", append(files, "m-Q4_0.gguf"), "")
+	if c.GGUF != "m-Q4_0.gguf" {
+		t.Errorf("default with Q4_0 present: %s", c.GGUF)
+	}
+	c, err := Choose("org/ck", []string{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+		"model.safetensors.index.json", "consolidated.safetensors", "tokenizer.json", "pytorch_model.bin", "README.md", "chat_template.jinja"}, "")
+	want := "chat_template.jinja config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json tokenizer.json"
+	if err != nil || c.Kind != Checkpoint || strings.Join(c.Files, " ") != want || c.Type != "q8_0" {
+		t.Errorf("checkpoint: %+v, %v; want %s", c, err, want)
+	}
+	if _, err := Choose("org/ck", []string{"config.json", "model.safetensors"}, "q5_k"); err == nil {
+		t.Error("tag q5_k accepted for a checkpoint")
+	}
+}
+
+func TestFindWithoutTag(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	h.Add("karpathy/stories260K", stories(t))
+	s := newStore(t, h)
+	ctx := context.Background()
+	if _, err := s.Resolve(ctx, hub.Ref{Repo: "karpathy/stories260K", Tag: "q4_0"}); err != nil {
+		t.Fatal(err)
+	}
+	// Without a tag, what is stored is taken (no second conversion).
+	m, err := s.Find(hub.Ref{Repo: "karpathy/stories260K"})
+	if err != nil || m == nil || m.Type != "q4_0" {
+		t.Fatalf("find without tag: %v, %v", m, err)
+	}
+}
+
+// TestPullFollowsTheHub: an explicit pull asks the hub where main is now
+// (a new commit whose blobs the cache already has: no download), while
+// resolving a name takes what is stored.
+func TestPullFollowsTheHub(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	files := stories(t)
+	old := h.Add("karpathy/stories260K", files)
+	s := newStore(t, h)
+	ctx := context.Background()
+	ref := hub.Ref{Repo: "karpathy/stories260K"}
+	if _, err := s.Resolve(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	files2 := map[string][]byte{"README.md": []byte("# new card")}
+	for k, v := range files {
+		files2[k] = v
+	}
+	cur := h.Add("karpathy/stories260K", files2)
+	if cur.Commit == old.Commit {
+		t.Fatal("the fake hub's commit did not move")
+	}
+	if m, err := s.Resolve(ctx, ref); err != nil || m.Commit != old.Commit {
+		t.Fatalf("resolve: %v, %v; want the stored commit %s", m, err, old.Commit)
+	}
+	n := 0
+	for _, q := range h.Log() {
+		if q.Server == "cdn" {
+			n++
+		}
+	}
+	m, err := s.Pull(ctx, ref)
+	if err != nil || m.Commit != cur.Commit {
+		t.Fatalf("pull: %v, %v; want commit %s", m, err, cur.Commit)
+	}
+	for _, q := range h.Log() {
+		if q.Server == "cdn" {
+			n--
+		}
+	}
+	if n != 0 {
+		t.Errorf("pull downloaded %d blobs the cache had", -n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.Hub.Cache, "models--karpathy--stories260K", "refs", "main")); string(b) != cur.Commit {
+		t.Errorf("refs/main = %s, want %s", b, cur.Commit)
+	}
+	// The hub gone: pull falls back to the cache.
+	h.Close()
+	if m, err := s.Pull(ctx, ref); err != nil || m.Commit != cur.Commit {
+		t.Fatalf("pull with the hub down: %v, %v", m, err)
+	}
+}
