@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func mustSchema(t *testing.T, s string) *Grammar {
+func mustSchema(t testing.TB, s string) *Grammar {
 	t.Helper()
 	g, err := CompileJSONSchema([]byte(s))
 	if err != nil {
