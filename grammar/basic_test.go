@@ -61,17 +61,17 @@ func TestSchemaCases(t *testing.T) {
 
 func TestSchemaRefusals(t *testing.T) {
 	for schema, want := range map[string]string{
-		`{"type":"string","minLength":1,"uniqueItems":true}`:        "uniqueItems",
-		`{"type":"object","patternProperties":{}}`:                  "patternProperties",
-		`{"type":"string","format":"email"}`:                        "format",
-		`{"oneOf":[{"type":"integer"},{"type":"number"}]}`:          "oneOf",
-		`{"type":"number","minimum":0.5}`:                           "minimum",
-		`{"type":"string","pattern":"(a)\\1"}`:                      "pattern",
-		`{"$ref":"#/$defs/missing"}`:                                "$ref",
-		`false`:                                                     "false",
-		`{"type":"array","maxItems":100000}`:                        "maxItems",
-		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`:   "no string",
-		`{"not":{}}`:                                                "not",
+		`{"type":"string","minLength":1,"uniqueItems":true}`:      "uniqueItems",
+		`{"type":"object","patternProperties":{}}`:                "patternProperties",
+		`{"type":"string","format":"email"}`:                      "format",
+		`{"oneOf":[{"type":"integer"},{"type":"number"}]}`:        "oneOf",
+		`{"type":"number","minimum":0.5}`:                         "minimum",
+		`{"type":"string","pattern":"(a)\\1"}`:                    "pattern",
+		`{"$ref":"#/$defs/missing"}`:                              "$ref",
+		`false`:                                                   "false",
+		`{"type":"array","maxItems":100000}`:                      "maxItems",
+		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`: "no string",
+		`{"not":{}}`: "not",
 	} {
 		_, err := CompileJSONSchema([]byte(schema))
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrGrammar) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/krafla/krafla/chat"
+	"github.com/krafla/krafla/grammar"
 	"github.com/krafla/krafla/jinja"
 )
 
@@ -28,7 +29,54 @@ func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError
 	if ae == nil {
 		ae = checkPrompt("messages", prompt, e)
 	}
+	if ae == nil {
+		p.grammar, ae = responseFormat(f)
+	}
 	return prompt, p, ae
+}
+
+// responseFormat compiles response_format: text (nil), json_object, or
+// json_schema (its schema; a keyword that cannot be enforced is a 400 that
+// names it).
+func responseFormat(f fields) (*grammar.Grammar, *apiError) {
+	if !f.has("response_format") {
+		return nil, nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"json_schema"`
+	}
+	if json.Unmarshal(f["response_format"], &rf) != nil {
+		return nil, badParam("response_format", "must be an object with a type")
+	}
+	switch rf.Type {
+	case "", "text":
+		return nil, nil
+	case "json_object":
+		g, err := grammar.CompileJSONObject()
+		if err != nil {
+			return nil, badParam("response_format", "%v", err)
+		}
+		return g, nil
+	case "json_schema":
+		if rf.JSONSchema == nil {
+			return nil, badParam("response_format.json_schema", "required with type json_schema")
+		}
+		s := rf.JSONSchema.Schema
+		if len(s) == 0 || string(s) == "null" {
+			s = []byte("true") // no schema: any JSON value
+		}
+		g, err := grammar.CompileJSONSchema(s)
+		if err != nil {
+			return nil, badParam("response_format.json_schema.schema", "%v", err)
+		}
+		return g, nil
+	}
+	return nil, badParam("response_format.type", "must be text, json_object or json_schema, not %q", rf.Type)
 }
 
 // chatPrompt checks the messages and renders them.
@@ -78,14 +126,6 @@ func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
 		}
 		t := b.String()
 		contents[i] = &t
-	}
-	var rf struct {
-		Type string `json:"type"`
-	}
-	if f.has("response_format") {
-		if json.Unmarshal(f["response_format"], &rf) != nil || (rf.Type != "text" && rf.Type != "") {
-			return nil, badParam("response_format", "only {\"type\": \"text\"} is supported")
-		}
 	}
 	v, err := jinja.DecodeJSON(f["messages"])
 	if err != nil {

@@ -114,6 +114,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine, pro
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel() // the scheduler frees the slot at its next step
 	req := &request{ctx: ctx, prompt: prompt, p: p, deadline: time.Now().Add(s.cfg.Timeout), stopIDs: stopIDs, out: newOutput()}
+	if p.grammar != nil {
+		v, err := e.grammarVocab()
+		if err != nil {
+			writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()})
+			return
+		}
+		req.gvocab = v
+	}
 	if !e.sched.submit(req) {
 		writeError(w, errUnavailable("every slot is busy and the queue is full; retry shortly", 1))
 		return
