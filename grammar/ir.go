@@ -121,6 +121,10 @@ func (b *builder) rep(x []sym, min, max int) []sym {
 		b.fail("grammar: repetition bound over %d", maxRepeat)
 		return nil
 	}
+	if len(x)*(min+1) > maxSymbols {
+		b.fail("grammar: more than %d symbols", maxSymbols)
+		return nil
+	}
 	var out []sym
 	for i := 0; i < min; i++ {
 		out = append(out, x...)
