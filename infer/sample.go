@@ -53,7 +53,8 @@ func (s *Sampler) Accept(tok int) {
 	}
 }
 
-// Sample returns the next token; logits are not modified.
+// Sample returns the next token; logits are not modified. A logit of -Inf
+// (a token masked out by a grammar) is never drawn unless all are.
 func (s *Sampler) Sample(logits []float32) int {
 	x := logits
 	if p := s.opt.RepeatPenalty; p != 0 && p != 1 && len(s.recent) > 0 {
@@ -84,6 +85,9 @@ func (s *Sampler) Sample(logits []float32) int {
 	if k := s.opt.TopK; k > 0 && k < len(x) {
 		h := candHeap(c)
 		for id, v := range x {
+			if math.IsInf(float64(v), -1) {
+				continue // masked out (constrained decoding)
+			}
 			if len(h) < k {
 				heap.Push(&h, cand{id, v})
 			} else if worse(h[0], cand{id, v}) {
@@ -94,8 +98,13 @@ func (s *Sampler) Sample(logits []float32) int {
 		c = h
 	} else {
 		for id, v := range x {
-			c = append(c, cand{id, v})
+			if !math.IsInf(float64(v), -1) {
+				c = append(c, cand{id, v})
+			}
 		}
+	}
+	if len(c) == 0 {
+		return argmax(x)
 	}
 	// Softmax of logit/T over the candidates, in float64.
 	inv := 1 / float64(s.opt.Temp)

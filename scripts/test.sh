@@ -10,6 +10,12 @@ go mod download
 if command -v npm >/dev/null; then
   (cd hub/testdata/hfjs && npm install --no-audit --no-fund --silent) || echo "test.sh: npm install failed; hub's TestHFJS will skip" >&2
 fi
+# grammar: ajv (npm) validates constrained outputs in TestAjv; skipped without npm.
+if command -v npm >/dev/null; then
+  (cd grammar/testdata/ajv && npm install --no-audit --no-fund --silent >/dev/null) ||
+    echo "test.sh: npm install of ajv failed; grammar's TestAjv will skip" >&2
+fi
+
 go vet ./...
 (cd asm/_gen && go vet ./...)  # the kernel generator, its own module
 go test -count=1 -timeout 5m ./...

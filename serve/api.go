@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/krafla/krafla/grammar"
 )
 
 // fields is a request body decoded one level deep: each known parameter is
@@ -98,6 +100,11 @@ type genParams struct {
 	stream       bool
 	includeUsage bool
 	logitBias    map[int]float32
+	grammar      *grammar.Grammar // response_format; nil: free text
+	toolFormat   string           // chat: the template's tool-call format, when tools are given
+	think        bool             // chat: split <think> reasoning off the content
+	thinkOpen    bool             // chat: the prompt opened <think>
+	noParallel   bool             // parallel_tool_calls: false
 }
 
 // maxStop is OpenAI's limit on stop sequences; maxStopBytes bounds each one.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/krafla/krafla/chat"
+	"github.com/krafla/krafla/grammar"
 	"github.com/krafla/krafla/jinja"
 )
 
@@ -23,16 +24,63 @@ func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError
 	}
 	var prompt []int
 	if ae == nil {
-		prompt, ae = s.chatPrompt(f, e)
+		prompt, ae = s.chatPrompt(f, e, &p)
 	}
 	if ae == nil {
 		ae = checkPrompt("messages", prompt, e)
 	}
+	if ae == nil {
+		p.grammar, ae = responseFormat(f)
+	}
 	return prompt, p, ae
 }
 
+// responseFormat compiles response_format: text (nil), json_object, or
+// json_schema (its schema; a keyword that cannot be enforced is a 400 that
+// names it).
+func responseFormat(f fields) (*grammar.Grammar, *apiError) {
+	if !f.has("response_format") {
+		return nil, nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"json_schema"`
+	}
+	if json.Unmarshal(f["response_format"], &rf) != nil {
+		return nil, badParam("response_format", "must be an object with a type")
+	}
+	switch rf.Type {
+	case "", "text":
+		return nil, nil
+	case "json_object":
+		g, err := grammar.CompileJSONObject()
+		if err != nil {
+			return nil, badParam("response_format", "%v", err)
+		}
+		return g, nil
+	case "json_schema":
+		if rf.JSONSchema == nil {
+			return nil, badParam("response_format.json_schema", "required with type json_schema")
+		}
+		s := rf.JSONSchema.Schema
+		if len(s) == 0 || string(s) == "null" {
+			s = []byte("true") // no schema: any JSON value
+		}
+		g, err := grammar.CompileJSONSchema(s)
+		if err != nil {
+			return nil, badParam("response_format.json_schema.schema", "%v", err)
+		}
+		return g, nil
+	}
+	return nil, badParam("response_format.type", "must be text, json_object or json_schema, not %q", rf.Type)
+}
+
 // chatPrompt checks the messages and renders them.
-func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
+func (s *Server) chatPrompt(f fields, e *engine, p *genParams) ([]int, *apiError) {
 	if e.chat == nil {
 		return nil, &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: strPtr("messages"),
 			Message: fmt.Sprintf("this model has no usable chat template (%v); use /v1/completions", e.chatErr)}
@@ -79,14 +127,6 @@ func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
 		t := b.String()
 		contents[i] = &t
 	}
-	var rf struct {
-		Type string `json:"type"`
-	}
-	if f.has("response_format") {
-		if json.Unmarshal(f["response_format"], &rf) != nil || (rf.Type != "text" && rf.Type != "") {
-			return nil, badParam("response_format", "only {\"type\": \"text\"} is supported")
-		}
-	}
 	v, err := jinja.DecodeJSON(f["messages"])
 	if err != nil {
 		return nil, badParam("messages", "%v", err)
@@ -97,6 +137,7 @@ func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
 			d.Set("content", *c)
 		}
 	}
+	argumentsAsObjects(messages)
 	opt := chat.RenderOptions{AddGenerationPrompt: true}
 	if f.has("tools") {
 		t, err := jinja.DecodeJSON(f["tools"])
@@ -119,15 +160,81 @@ func (s *Server) chatPrompt(f fields, e *engine) ([]int, *apiError) {
 			}
 		}
 	}
+	choice := "auto"
+	if f.has("tool_choice") {
+		var c string
+		if json.Unmarshal(f["tool_choice"], &c) != nil || (c != "auto" && c != "none" && c != "required") {
+			return nil, badParam("tool_choice", "a named function is not supported yet (auto, none, required are)")
+		}
+		choice = c
+	}
+	if choice == "required" {
+		return nil, badParam("tool_choice", "required is not supported yet: it needs the call grammar (auto and none are)")
+	}
+	if f.has("parallel_tool_calls") {
+		var b bool
+		if json.Unmarshal(f["parallel_tool_calls"], &b) != nil {
+			return nil, badParam("parallel_tool_calls", "must be a boolean")
+		}
+		p.noParallel = !b
+	}
 	text, err := e.chat.Render(messages, opt)
 	if err != nil {
 		return nil, badParam("messages", "the chat template refused them: %v", err)
 	}
+	if len(opt.Tools) > 0 && choice != "none" {
+		p.toolFormat = chat.ToolFormat(e.chat.Source)
+	}
+	p.thinkOpen = chat.ThinkOpen(text)
+	p.think = p.thinkOpen || strings.Contains(e.chat.Source, "<think>")
 	return chat.Encode(e.tok, text), nil
 }
 
+// argumentsAsObjects replaces tool_calls[].function.arguments given as JSON
+// text (as OpenAI clients send them) by the object, as templates expect.
+func argumentsAsObjects(messages []any) {
+	for _, m := range messages {
+		d, ok := m.(*jinja.Dict)
+		if !ok {
+			continue
+		}
+		calls, _ := d.Get("tool_calls")
+		list, _ := calls.([]any)
+		for _, c := range list {
+			cd, _ := c.(*jinja.Dict)
+			if cd == nil {
+				continue
+			}
+			fv, _ := cd.Get("function")
+			fd, _ := fv.(*jinja.Dict)
+			if fd == nil {
+				continue
+			}
+			av, _ := fd.Get("arguments")
+			if s, ok := av.(string); ok {
+				if obj, err := jinja.DecodeJSON([]byte(s)); err == nil {
+					if _, isDict := obj.(*jinja.Dict); isDict {
+						fd.Set("arguments", obj)
+					}
+				}
+			}
+		}
+	}
+}
+
 // chatAnswer formats chat.completion and chat.completion.chunk objects.
-type chatAnswer struct{ base }
+type chatAnswer struct {
+	base
+	st *structured // nil: the text is all content
+}
+
+func newChatAnswer(b base, p genParams) *chatAnswer {
+	a := &chatAnswer{base: b}
+	if p.toolFormat != "" || p.think {
+		a.st = &structured{format: p.toolFormat, thinkOpen: p.thinkOpen, parallel: !p.noParallel}
+	}
+	return a
+}
 
 type chatTokenLogprob struct {
 	Token       string             `json:"token"`
@@ -167,6 +274,9 @@ func (a *chatAnswer) head() any {
 }
 
 func (a *chatAnswer) chunk(text string, lps []tokenLogprob, finish string) any {
+	if a.st != nil {
+		return a.structuredChunk(text, lps, finish)
+	}
 	delta := map[string]any{}
 	if text != "" {
 		delta["content"] = text
@@ -182,8 +292,73 @@ func (a *chatAnswer) usageChunk(res *result) any {
 	return a.object("chat.completion.chunk", []any{}, usageOf(res))
 }
 
+// structuredChunk streams reasoning and content as they become final and,
+// at the end, the tool calls: per call a delta with its index, id, type and
+// name, then one with its arguments.
+func (a *chatAnswer) structuredChunk(text string, lps []tokenLogprob, finish string) any {
+	ev := func(delta map[string]any, lp []tokenLogprob, fin any) any {
+		c := map[string]any{"index": 0, "delta": delta, "logprobs": chatLogprobs(lp), "finish_reason": fin}
+		return a.object("chat.completion.chunk", []any{c}, nil)
+	}
+	if finish == "" {
+		r, c := a.st.delta(text)
+		delta := map[string]any{}
+		if r != "" {
+			delta["reasoning_content"] = r
+		}
+		if c != "" {
+			delta["content"] = c
+		}
+		if len(delta) == 0 && lps == nil {
+			return nil
+		}
+		return ev(delta, lps, nil)
+	}
+	m, r, c := a.st.final()
+	var out []any
+	if r != "" || c != "" {
+		delta := map[string]any{}
+		if r != "" {
+			delta["reasoning_content"] = r
+		}
+		if c != "" {
+			delta["content"] = c
+		}
+		out = append(out, ev(delta, nil, nil))
+	}
+	for i, tc := range toolCallsJSON(m.ToolCalls, true) {
+		call := tc.(map[string]any)
+		fn := call["function"].(map[string]any)
+		out = append(out, ev(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": call["id"], "type": "function",
+			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil, nil))
+		out = append(out, ev(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": fn["arguments"]}}}}, nil, nil))
+	}
+	if len(m.ToolCalls) > 0 && finish == "stop" {
+		finish = "tool_calls"
+	}
+	return append(out, ev(map[string]any{}, nil, finish))
+}
+
 func (a *chatAnswer) whole(text string, lps []tokenLogprob, res *result) any {
-	c := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text},
-		"logprobs": chatLogprobs(lps), "finish_reason": res.finish}
+	msg := map[string]any{"role": "assistant", "content": text}
+	finish := res.finish
+	if a.st != nil {
+		a.st.acc.WriteString(text)
+		m, _, _ := a.st.final()
+		msg["content"] = m.Content
+		if m.Reasoning != "" {
+			msg["reasoning_content"] = m.Reasoning
+		}
+		if len(m.ToolCalls) > 0 {
+			msg["tool_calls"] = toolCallsJSON(m.ToolCalls, false)
+			if m.Content == "" {
+				msg["content"] = nil
+			}
+			if finish == "stop" {
+				finish = "tool_calls"
+			}
+		}
+	}
+	c := map[string]any{"index": 0, "message": msg, "logprobs": chatLogprobs(lps), "finish_reason": finish}
 	return a.object("chat.completion", []any{c}, usageOf(res))
 }

@@ -102,7 +102,7 @@ func (s *Server) endpoint(decode decoder, chat bool) func(http.ResponseWriter, *
 			return
 		}
 		if chat {
-			s.generate(w, r, e, prompt, p, e.chatIDs, &chatAnswer{base: newBase("chatcmpl-", s.cfg.Name, p)})
+			s.generate(w, r, e, prompt, p, e.chatIDs, newChatAnswer(newBase("chatcmpl-", s.cfg.Name, p), p))
 			return
 		}
 		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name, p)})
@@ -114,6 +114,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine, pro
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel() // the scheduler frees the slot at its next step
 	req := &request{ctx: ctx, prompt: prompt, p: p, deadline: time.Now().Add(s.cfg.Timeout), stopIDs: stopIDs, out: newOutput()}
+	if p.grammar != nil {
+		v, err := e.grammarVocab()
+		if err != nil {
+			writeError(w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()})
+			return
+		}
+		req.gvocab = v
+	}
 	if !e.sched.submit(req) {
 		writeError(w, errUnavailable("every slot is busy and the queue is full; retry shortly", 1))
 		return
@@ -161,7 +169,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request
 			return
 		}
 		for _, pc := range pieces {
-			if sw.event(ans.chunk(pc.text, pc.lps, "")) != nil {
+			if emit(sw, ans.chunk(pc.text, pc.lps, "")) != nil {
 				return
 			}
 		}
@@ -174,7 +182,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request
 			}
 			return
 		}
-		if sw.event(ans.chunk("", nil, res.finish)) != nil {
+		if emit(sw, ans.chunk("", nil, res.finish)) != nil {
 			return
 		}
 		if req.p.includeUsage && sw.event(ans.usageChunk(res)) != nil {
@@ -183,6 +191,22 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req *request
 		_ = sw.done()
 		return
 	}
+}
+
+// emit sends a chunk: nothing for nil, each event of a list in order.
+func emit(sw *sse, v any) error {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		for _, e := range x {
+			if err := sw.event(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return sw.event(v)
 }
 
 // next waits for more of the request's output: the pieces added and the

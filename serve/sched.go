@@ -177,6 +177,9 @@ func (s *scheduler) admit(r *request) {
 	if r.p.presence != 0 || r.p.frequency != 0 {
 		sl.counts = map[int]int{}
 	}
+	if r.p.grammar != nil && r.gvocab != nil {
+		sl.gst, sl.gmask = r.p.grammar.NewState(), make([]uint64, r.gvocab.Words())
+	}
 	s.met.promptTokens.Add(int64(len(r.prompt)))
 	s.met.reusedTokens.Add(int64(k))
 }
@@ -267,6 +270,21 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 			x[t] += b
 		}
 	}
+	if sl.gst != nil {
+		// Constrained: the tokens the grammar masks out get -Inf.
+		if err := sl.gst.Mask(r.gvocab, sl.gmask); err != nil {
+			s.end(sl, "", err)
+			return
+		}
+		sl.gwork = append(sl.gwork[:0], x...)
+		x = sl.gwork
+		n := r.gvocab.Len()
+		for i := range x {
+			if i >= n || sl.gmask[i>>6]>>(i&63)&1 == 0 {
+				x[i] = float32(math.Inf(-1))
+			}
+		}
+	}
 	id := sl.sampler.Sample(x)
 	if !sl.gen {
 		// The prompt's last chunk: the pending tokens are consumed by stepOnce.
@@ -275,6 +293,12 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	if r.stopIDs[id] {
 		s.end(sl, "stop", nil)
 		return
+	}
+	if sl.gst != nil {
+		if err := sl.gst.AcceptToken(r.gvocab, id); err != nil {
+			s.end(sl, "", err)
+			return
+		}
 	}
 	sl.ntok++
 	s.met.generated(time.Now())
@@ -287,7 +311,7 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	text, hit := sl.stop.add(sl.dec.Add(id))
 	s.send(sl, text)
 	switch {
-	case hit:
+	case hit, sl.gst != nil && sl.gst.Done():
 		s.end(sl, "stop", nil)
 	case p.maxTokens > 0 && sl.ntok >= p.maxTokens:
 		s.end(sl, "length", nil)

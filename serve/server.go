@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/krafla/krafla/chat"
+	"github.com/krafla/krafla/grammar"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/mlt"
 )
@@ -92,6 +93,26 @@ type engine struct {
 	chatIDs map[int]bool // end a chat answer
 	vocab   int
 	ctx     int
+
+	gOnce  sync.Once
+	gVocab *grammar.Vocab // the tokenizer's bytes for grammar masks
+	gErr   error
+}
+
+// grammarVocab returns the tokenizer's vocabulary for grammar masks, built
+// on first use; chat stops end a constrained output.
+func (e *engine) grammarVocab() (*grammar.Vocab, error) {
+	e.gOnce.Do(func() {
+		toks, ctl := e.tok.TokenBytes()
+		var stops []int
+		for id := range e.chatIDs {
+			if id < len(toks) {
+				stops = append(stops, id)
+			}
+		}
+		e.gVocab, e.gErr = grammar.NewVocab(toks, ctl, stops)
+	})
+	return e.gVocab, e.gErr
 }
 
 // NewServer returns a server that answers 503 until Start.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/krafla/krafla/grammar"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/mlt"
 )
@@ -16,6 +17,7 @@ type request struct {
 	p        genParams
 	deadline time.Time // the generation ends at this time (finish_reason length)
 	stopIDs  map[int]bool
+	gvocab   *grammar.Vocab // with p.grammar: the vocabulary its masks cover
 	out      *output
 }
 
@@ -105,6 +107,9 @@ type slot struct {
 	reused   int
 	ntok     int
 	sampler  *infer.Sampler
+	gst      *grammar.State // response_format's grammar; nil: free text
+	gmask    []uint64
+	gwork    []float32
 	counts   map[int]int // completion tokens seen, for the penalties
 	dec      *mlt.StreamDecoder
 	stop     stopper

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/jinja"
 	"github.com/krafla/krafla/mlt"
 )
@@ -21,6 +23,8 @@ type templateOptions struct {
 	Input string // VARS.json, "-" for stdin
 	Date  string // YYYY-MM-DD for strftime_now
 	Name  string // a named template of a tokenizer_config.json or .mlt
+	Tools bool   // print the detected tool-call format
+	Parse string // OUTPUT.txt: print the assistant message parsed from it
 }
 
 func newTemplateCmd() *cobra.Command {
@@ -63,11 +67,16 @@ used) exits with status 1 and the message, with the template's line and column.`
 	}
 	c.Flags().StringVarP(&o.Input, "input", "i", "", "JSON object of the template variables (\"-\": stdin); required")
 	c.Flags().StringVar(&o.Date, "date", "", "the date strftime_now sees, YYYY-MM-DD (default: now)")
+	c.Flags().BoolVar(&o.Tools, "tools", false, "print the tool-call format detected in the template (one of "+strings.Join(chat.ToolFormats(), ", ")+", or none)")
+	c.Flags().StringVar(&o.Parse, "parse", "", "raw model OUTPUT.txt: print the assistant message (content, reasoning_content, tool_calls) the server would return")
 	c.Flags().StringVar(&o.Name, "name", "", "which named template of a tokenizer_config.json or .mlt (default: \"default\", else the first)")
 	return c
 }
 
 func runTemplate(ctx context.Context, source string, o templateOptions, in io.Reader, out io.Writer) error {
+	if o.Tools || o.Parse != "" {
+		return runTemplateParse(source, o, in, out)
+	}
 	if o.Input == "" {
 		return usageError{fmt.Errorf("template: --input VARS.json is required (\"-\" reads stdin)")}
 	}
@@ -189,4 +198,68 @@ func jsonKind(v any) string {
 		return "a boolean"
 	}
 	return "a number"
+}
+
+// runTemplateParse: --tools prints the detected tool-call format; --parse
+// prints the message parsed from a raw output (with --input, the rendered
+// prompt tells whether it opened <think>).
+func runTemplateParse(source string, o templateOptions, in io.Reader, out io.Writer) error {
+	src, tokens, err := loadTemplateSource(source, o.Name)
+	if err != nil {
+		return err
+	}
+	format := chat.ToolFormat(src)
+	if o.Parse == "" {
+		if format == "" {
+			format = "none (output is plain content)"
+		}
+		_, err := fmt.Fprintf(out, "tool-call format: %s\n", format)
+		return err
+	}
+	raw, err := os.ReadFile(o.Parse)
+	if err != nil {
+		return fmt.Errorf("template: %w", err)
+	}
+	thinkOpen := false
+	if o.Input != "" {
+		vars, err := readTemplateVars(o.Input, in)
+		if err != nil {
+			return err
+		}
+		for k, v := range tokens {
+			if _, set := vars[k]; !set && v != "" {
+				vars[k] = v
+			}
+		}
+		tpl, err := jinja.Parse(src)
+		if err != nil {
+			return fmt.Errorf("%s:%w", source, err)
+		}
+		prompt, err := tpl.Render(vars, jinja.Options{})
+		if err != nil {
+			return fmt.Errorf("%s:%w", source, err)
+		}
+		thinkOpen = chat.ThinkOpen(prompt)
+	}
+	m, err := chat.ParseOutput(format, string(raw), thinkOpen)
+	if err != nil {
+		return fmt.Errorf("template: %s: %w", o.Parse, err)
+	}
+	msg := map[string]any{"role": "assistant", "content": m.Content}
+	if m.Reasoning != "" {
+		msg["reasoning_content"] = m.Reasoning
+	}
+	if len(m.ToolCalls) > 0 {
+		var calls []any
+		for _, c := range m.ToolCalls {
+			calls = append(calls, map[string]any{"type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}})
+		}
+		msg["tool_calls"] = calls
+	}
+	b, err := json.MarshalIndent(msg, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", b)
+	return err
 }

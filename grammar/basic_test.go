@@ -1,0 +1,98 @@
+package grammar
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func mustSchema(t testing.TB, s string) *Grammar {
+	t.Helper()
+	g, err := CompileJSONSchema([]byte(s))
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return g
+}
+
+// Hand-written cases: each text is valid (true) or invalid (false) by the
+// JSON Schema specification, decided by reading it, not by the code.
+func TestSchemaCases(t *testing.T) {
+	cases := []struct {
+		schema string
+		yes    []string
+		no     []string
+	}{
+		{`{"type":"integer","minimum":-5,"maximum":12}`, []string{"-5", "0", "7", "12", "-1", "10"}, []string{"13", "-6", "012", "1.5", "-0", "100"}},
+		{`{"type":"integer","exclusiveMinimum":99}`, []string{"100", "12345"}, []string{"99", "0", "-100"}},
+		{`{"type":"integer","maximum":-10}`, []string{"-10", "-11", "-99999"}, []string{"-9", "0", "5"}},
+		{`{"type":"number","minimum":0,"exclusiveMaximum":2}`, []string{"0", "1", "1.99", "0.5", "0.0"}, []string{"2", "2.0", "-1", "-0.5", "3"}},
+		{`{"type":"number","exclusiveMinimum":-1,"maximum":0}`, []string{"-0.5", "0", "-0.0001"}, []string{"-1", "-1.5", "0.1", "1"}},
+		{`{"type":"string","minLength":2,"maxLength":3}`, []string{`"ab"`, `"abc"`, `"é\n"`, `"😀😀"`}, []string{`"a"`, `"abcd"`, `""`}},
+		{`{"type":"string","pattern":"^[a-c]+x$"}`, []string{`"abx"`, `"cx"`}, []string{`"x"`, `"abxx"`, `"dx"`}},
+		{`{"type":"string","pattern":"b"}`, []string{`"b"`, `"abc"`}, []string{`"ac"`}},
+		{`{"type":"string","format":"date"}`, []string{`"2024-02-29"`, `"2000-02-29"`, `"2023-12-31"`, `"2023-04-30"`}, []string{`"2023-02-29"`, `"1900-02-29"`, `"2023-04-31"`, `"2023-13-01"`}},
+		{`{"type":"string","format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.5+01:00"`}, []string{`"24:00:00Z"`, `"12:60:00Z"`}},
+		{`{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
+		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}`,
+			[]string{`{"b":"x"}`, `{"a":1,"b":"x"}`, `{ "a": 1, "b": "x" }`}, []string{`{}`, `{"a":1}`, `{"b":"x","c":1}`, `{"b":"x","a":1}`}},
+		{`{"type":"array","items":{"type":"boolean"},"minItems":1,"maxItems":2}`, []string{`[true]`, `[true,false]`}, []string{`[]`, `[true,true,true]`, `[1]`}},
+		{`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":false}`, []string{`[1,"a"]`, `[1]`, `[]`}, []string{`[1,"a",2]`, `["a"]`}},
+		{`{"enum":["a",1,null]}`, []string{`"a"`, `1`, `null`}, []string{`"b"`, `2`}},
+		{`{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}`, []string{`{}`, `{"next":{"next":{}}}`}, []string{`{"next":1}`}},
+		{`{"oneOf":[{"type":"string"},{"type":"integer"}]}`, []string{`"a"`, `3`}, []string{`null`, `1.5`}},
+		{`{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"null"}}}]}`, []string{`{"a":1}`, `{"a":1,"b":null}`}, []string{`{"b":null}`}},
+		{`{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+	}
+	for _, c := range cases {
+		g := mustSchema(t, c.schema)
+		for _, y := range c.yes {
+			if !g.Matches([]byte(y)) {
+				t.Errorf("%s: %s should match", c.schema, y)
+			}
+		}
+		for _, n := range c.no {
+			if g.Matches([]byte(n)) {
+				t.Errorf("%s: %s should not match", c.schema, n)
+			}
+		}
+	}
+}
+
+func TestSchemaRefusals(t *testing.T) {
+	for schema, want := range map[string]string{
+		`{"type":"string","minLength":1,"uniqueItems":true}`:      "uniqueItems",
+		`{"type":"object","patternProperties":{}}`:                "patternProperties",
+		`{"type":"string","format":"email"}`:                      "format",
+		`{"oneOf":[{"type":"integer"},{"type":"number"}]}`:        "oneOf",
+		`{"type":"number","minimum":0.5}`:                         "minimum",
+		`{"type":"string","pattern":"(a)\\1"}`:                    "pattern",
+		`{"$ref":"#/$defs/missing"}`:                              "$ref",
+		`false`:                                                   "false",
+		`{"type":"array","maxItems":100000}`:                      "maxItems",
+		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`: "no string",
+		`{"not":{}}`: "not",
+	} {
+		_, err := CompileJSONSchema([]byte(schema))
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrGrammar) {
+			t.Errorf("%s: error %v, want one naming %q", schema, err, want)
+		}
+	}
+}
+
+func TestJSONObject(t *testing.T) {
+	g, err := CompileJSONObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, y := range []string{`{}`, `{"a":[1,2,{"b":null}],"c":"\u00e9"}`, ` {"x": -1.5e+3} `} {
+		if !g.Matches([]byte(y)) {
+			t.Errorf("%s should match", y)
+		}
+	}
+	for _, n := range []string{`[]`, `1`, `{"a":}`, `{"a":1,}`, `{"a":01}`, "{\"a\":\"\x01\"}"} {
+		if g.Matches([]byte(n)) {
+			t.Errorf("%s should not match", n)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+
+	"github.com/krafla/krafla/chat"
+)
+
+// structured splits a chat answer into reasoning_content, content and
+// tool_calls (package chat parses; this streams what is final). Streaming
+// re-reads the accumulated text and emits only growth; text that may still
+// become a marker (</think>, the tool-call trigger) is held back, and calls
+// are sent only once the answer ended and they parsed, so a call never
+// disappears.
+type structured struct {
+	format    string // tool-call format; "": none
+	thinkOpen bool   // the prompt opened <think>
+	parallel  bool
+	acc       strings.Builder
+	sentR     int // bytes of reasoning sent
+	sentC     int // bytes of content sent
+}
+
+// split returns the reasoning and content final so far (all of them when
+// done).
+func (st *structured) split(done bool) (reasoning, content string, thinking bool) {
+	text := st.acc.String()
+	t := strings.TrimLeft(text, " \n")
+	open := st.thinkOpen
+	if !open {
+		if strings.HasPrefix(t, "<think>") {
+			open, t = true, t[len("<think>"):]
+		} else if !done && strings.HasPrefix("<think>", t) {
+			return "", "", true // may still become <think>
+		}
+	}
+	if open {
+		end := strings.Index(t, "</think>")
+		if end < 0 {
+			if done {
+				return strings.TrimSpace(t), "", false
+			}
+			return strings.TrimSpace(holdBack(t, "</think>")), "", true
+		}
+		reasoning, t = strings.TrimSpace(t[:end]), strings.TrimLeft(t[end+len("</think>"):], " \n")
+	} else {
+		t = text
+	}
+	return reasoning, t, false
+}
+
+// holdBack drops a suffix of s that is a prefix of marker.
+func holdBack(s, marker string) string {
+	for k := min(len(marker)-1, len(s)); k > 0; k-- {
+		if strings.HasSuffix(s, marker[:k]) {
+			return s[:len(s)-k]
+		}
+	}
+	return s
+}
+
+// visible is the content that is final while streaming: before the
+// tool-call trigger, never a possible start of one.
+func (st *structured) visible(content string) string {
+	if st.format == "" {
+		return content
+	}
+	trig := chat.ToolTrigger(st.format)
+	if trig == "" { // Llama 3 JSON: a call is the whole answer
+		t := strings.TrimLeft(content, " \n")
+		if t == "" || t[0] == '{' || strings.HasPrefix(t, "<|python_tag|>") || strings.HasPrefix("<|python_tag|>", t) {
+			return ""
+		}
+		return content
+	}
+	if i := strings.Index(content, trig); i >= 0 {
+		return strings.TrimRight(content[:i], " \n")
+	}
+	return strings.TrimRight(holdBack(content, trig), " \n")
+}
+
+// delta adds text and returns the reasoning and content that became final.
+func (st *structured) delta(text string) (reasoning, content string) {
+	st.acc.WriteString(text)
+	r, c, thinking := st.split(false)
+	if len(r) > st.sentR {
+		reasoning, st.sentR = r[st.sentR:], len(r)
+	}
+	if !thinking {
+		if v := st.visible(c); len(v) > st.sentC {
+			content, st.sentC = v[st.sentC:], len(v)
+		}
+	}
+	return reasoning, content
+}
+
+// final parses the whole answer: the message parts, and for a stream what
+// is still unsent of the reasoning and content.
+func (st *structured) final() (m chat.Parsed, restR, restC string) {
+	text := st.acc.String()
+	m, err := chat.ParseOutput(st.format, text, st.thinkOpen)
+	if err != nil { // a malformed call stays content
+		m, _ = chat.ParseOutput("", text, st.thinkOpen)
+	}
+	if !st.parallel && len(m.ToolCalls) > 1 {
+		m.ToolCalls = m.ToolCalls[:1]
+	}
+	if len(m.Reasoning) > st.sentR {
+		restR = m.Reasoning[st.sentR:]
+	}
+	if len(m.Content) > st.sentC && strings.HasPrefix(m.Content, m.Content[:st.sentC]) {
+		restC = m.Content[st.sentC:]
+	}
+	return m, restR, restC
+}
+
+func callID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
+
+func toolCallsJSON(calls []chat.ToolCall, stream bool) []any {
+	var out []any
+	for i, c := range calls {
+		tc := map[string]any{"id": callID(), "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		if stream {
+			tc["index"] = i
+		}
+		out = append(out, tc)
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package serve
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStructuredStream: a raw answer fed to the chat answer in random
+// pieces streams reasoning_content, content and tool_calls that add up to
+// what the whole (non-streamed) answer holds, with the calls only at the
+// end and finish_reason tool_calls.
+func TestStructuredStream(t *testing.T) {
+	cases := []struct {
+		p                         genParams
+		raw                       string
+		reasoning, content, calls string
+	}{
+		{genParams{toolFormat: "hermes", think: true}, "<think>\nLet me look it up.\n</think>\n\nChecking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+			"Let me look it up.", "Checking.", `[{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}]`},
+		{genParams{think: true, thinkOpen: true}, "hmm </th", "hmm </th", "", `null`},
+		{genParams{think: true, thinkOpen: true}, "a < b</think>The answer is <b>4</b>.", "a < b", "The answer is <b>4</b>.", `null`},
+		{genParams{toolFormat: "mistral"}, "Sure[TOOL_CALLS][{\"name\":\"f\",\"arguments\":{}},{\"name\":\"g\",\"arguments\":{\"x\":[1]}}]", "", "Sure",
+			`[{"name":"f","arguments":"{}"},{"name":"g","arguments":"{\"x\":[1]}"}]`},
+		{genParams{toolFormat: "mistral", noParallel: true}, "[TOOL_CALLS][{\"name\":\"f\",\"arguments\":{}},{\"name\":\"g\",\"arguments\":{}}]", "", "", `[{"name":"f","arguments":"{}"}]`},
+		{genParams{toolFormat: "llama3-json"}, `{"name": "f", "parameters": {"a": 1}}`, "", "", `[{"name":"f","arguments":"{\"a\":1}"}]`},
+		{genParams{toolFormat: "hermes"}, "no call <tool_ca", "", "no call <tool_ca", `null`},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range cases {
+		// whole
+		a := newChatAnswer(base{}, c.p)
+		w := a.whole(c.raw, nil, &result{finish: "stop"}).(map[string]any)
+		choice := w["choices"].([]any)[0].(map[string]any)
+		msg := choice["message"].(map[string]any)
+		var wantCalls []map[string]string
+		json.Unmarshal([]byte(c.calls), &wantCalls)
+		gotR, _ := msg["reasoning_content"].(string)
+		gotC, _ := msg["content"].(string)
+		if gotR != c.reasoning || gotC != c.content {
+			t.Errorf("%q whole: reasoning %q content %q, want %q %q", c.raw, gotR, gotC, c.reasoning, c.content)
+		}
+		tcs, _ := msg["tool_calls"].([]any)
+		if len(tcs) != len(wantCalls) {
+			t.Errorf("%q whole: %d calls, want %d", c.raw, len(tcs), len(wantCalls))
+		}
+		for i, tc := range tcs {
+			fn := tc.(map[string]any)["function"].(map[string]any)
+			if i < len(wantCalls) && (fn["name"] != wantCalls[i]["name"] || fn["arguments"] != wantCalls[i]["arguments"]) {
+				t.Errorf("%q whole: call %d %v, want %v", c.raw, i, fn, wantCalls[i])
+			}
+		}
+		wantFinish := "stop"
+		if len(wantCalls) > 0 {
+			wantFinish = "tool_calls"
+		}
+		if choice["finish_reason"] != wantFinish {
+			t.Errorf("%q whole: finish %v, want %s", c.raw, choice["finish_reason"], wantFinish)
+		}
+		// streamed in random pieces, three times
+		for range 3 {
+			a := newChatAnswer(base{}, c.p)
+			var evs []any
+			for rest := c.raw; rest != ""; {
+				n := min(len(rest), 1+r.IntN(6))
+				if v := a.chunk(rest[:n], nil, ""); v != nil {
+					evs = append(evs, v)
+				}
+				rest = rest[n:]
+			}
+			evs = append(evs, a.chunk("", nil, "stop").([]any)...)
+			var sr, sc string
+			var names, argsText []string
+			var fin any
+			sawCall := false
+			for _, ev := range evs {
+				ch := ev.(map[string]any)["choices"].([]any)[0].(map[string]any)
+				d := ch["delta"].(map[string]any)
+				if s, ok := d["reasoning_content"].(string); ok {
+					sr += s
+				}
+				if s, ok := d["content"].(string); ok {
+					if sawCall {
+						t.Errorf("%q: content after a call", c.raw)
+					}
+					sc += s
+				}
+				if l, ok := d["tool_calls"].([]any); ok {
+					sawCall = true
+					tc := l[0].(map[string]any)
+					fn := tc["function"].(map[string]any)
+					if id, ok := tc["id"]; ok {
+						if id == "" || tc["type"] != "function" || tc["index"] != len(names) {
+							t.Errorf("%q: call head %v", c.raw, tc)
+						}
+						names = append(names, fn["name"].(string))
+						argsText = append(argsText, "")
+					} else {
+						argsText[len(argsText)-1] += fn["arguments"].(string)
+					}
+				}
+				if f := ch["finish_reason"]; f != nil {
+					fin = f
+				}
+			}
+			if sr != c.reasoning || sc != c.content || fin != wantFinish || len(names) != len(wantCalls) {
+				t.Errorf("%q streamed: reasoning %q content %q finish %v calls %v, want %q %q %s %s", c.raw, sr, sc, fin, names, c.reasoning, c.content, wantFinish, c.calls)
+				continue
+			}
+			for i := range names {
+				if names[i] != wantCalls[i]["name"] || argsText[i] != wantCalls[i]["arguments"] {
+					t.Errorf("%q streamed: call %d %s %s, want %v", c.raw, i, names[i], argsText[i], wantCalls[i])
+				}
+			}
+		}
+	}
+}
