@@ -200,19 +200,19 @@ type mlbLayer struct {
 }
 
 type mlbTotals struct {
-	Parameters       int64   `json:"parameters"`
-	QuantParameters  int64   `json:"quantized_parameters"`
-	Q8Parameters     int64   `json:"q8_0_parameters"`
-	Q4Parameters     int64   `json:"q4_0_parameters"`
+	Parameters       int64            `json:"parameters"`
+	QuantParameters  int64            `json:"quantized_parameters"`
+	Q8Parameters     int64            `json:"q8_0_parameters"`
+	Q4Parameters     int64            `json:"q4_0_parameters"`
 	TypeParameters   map[string]int64 `json:"type_parameters,omitempty"` // a mixed file (wtype 3): parameters per matrix type
-	QuantBytes       int64   `json:"quantized_bytes"` // quants and scales, without padding
-	BitsPerWeight    float64 `json:"bits_per_weight"` // of the quantized matrices
-	FileBitsPerParam float64 `json:"file_bits_per_parameter"`
-	FileSize         int64   `json:"file_size"`
-	KVBytesPerPos    int64   `json:"kv_cache_bytes_per_position"`
-	KVBytesMaxSeq    int64   `json:"kv_cache_bytes_at_max_seq"`
-	Tensors          int     `json:"tensors"`
-	Arrays           int     `json:"arrays"`
+	QuantBytes       int64            `json:"quantized_bytes"`           // quants and scales, without padding
+	BitsPerWeight    float64          `json:"bits_per_weight"`           // of the quantized matrices
+	FileBitsPerParam float64          `json:"file_bits_per_parameter"`
+	FileSize         int64            `json:"file_size"`
+	KVBytesPerPos    int64            `json:"kv_cache_bytes_per_position"`
+	KVBytesMaxSeq    int64            `json:"kv_cache_bytes_at_max_seq"`
+	Tensors          int              `json:"tensors"`
+	Arrays           int              `json:"arrays"`
 }
 
 type mlbArray struct {
