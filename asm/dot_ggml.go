@@ -124,25 +124,51 @@ func dotQK(w []byte, a []int8, da []float32, bs []int16, five bool) float32 {
 			qh, qs = blk[16:48], blk[48:176]
 		}
 		var isum, msum int32
+		var scs [8]int32
 		for s := range 8 {
 			c, m := scaleMinK4(s, sc)
-			q := qs[32*(s/2) : 32*(s/2)+32]
-			shift := 4 * uint(s%2)
-			var p int32
-			for l, v := range q {
-				n := int32(v>>shift) & 15
-				if five {
-					n |= int32(qh[l]>>uint(s)&1) << 4
-				}
-				p += n * int32(ab[32*s+l])
-			}
-			isum += int32(c) * p
+			scs[s] = int32(c)
 			msum += int32(m) * (int32(bs[16*b+2*s]) + int32(bs[16*b+2*s+1]))
+		}
+		if five {
+			for s := range 8 {
+				q := qs[32*(s/2) : 32*(s/2)+32]
+				shift := 4 * uint(s%2)
+				var p int32
+				for l, v := range q {
+					n := int32(v>>shift)&15 | int32(qh[l]>>uint(s)&1)<<4
+					p += n * int32(ab[32*s+l])
+				}
+				isum += scs[s] * p
+			}
+		} else {
+			isum = q4kIsum(qs, ab, &scs)
 		}
 		acc = superStep(acc, isum, f16le(blk), da[b])
 		acc = acc - float32(float32(f16le(blk[2:])*da[b])*float32(msum))
 	}
 	return acc
+}
+
+// q4kIsumGeneric is the definition of a Q4_K superblock's integer sum: with
+// qs its 128 bytes of nibbles, a its 256 activations and sc its 8 sub-block
+// scales, Σ_s sc[s] · Σ_{l<32} n_{32s+l} · a_{32s+l}, sub-block s taking the
+// low (even s) or high (odd s) nibbles of qs[32·(s/2) …]. Every partial sum
+// fits in int32 for any bytes and any int8 activations (|Σ| ≤ 8·63·32·15·128),
+// so the order of the additions does not matter.
+func q4kIsumGeneric(qs []byte, a []int8, sc *[8]int32) int32 {
+	qs, a = qs[:128:128], a[:256:256]
+	var isum int32
+	for s := range 8 {
+		q := qs[32*(s/2) : 32*(s/2)+32]
+		shift := 4 * uint(s%2)
+		var p int32
+		for l, v := range q {
+			p += (int32(v>>shift) & 15) * int32(a[32*s+l])
+		}
+		isum += sc[s] * p
+	}
+	return isum
 }
 
 // scaleMinK4 is ggml's get_scale_min_k4: the 6-bit scale and min of

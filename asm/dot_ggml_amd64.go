@@ -1,0 +1,20 @@
+//go:build amd64 && gc && !purego
+
+package asm
+
+// q4kIsumAVX2 is q4kIsumGeneric on AVX2: qs points to 128 bytes of Q4_K
+// nibbles, a to 256 int8 activations, sc to the 8 sub-block scales (each at
+// most 63, but any int32 whose products do not overflow gives the generic
+// result, since the sums are integers). No alignment needed; no aliasing
+// (nothing is written).
+//
+//go:noescape
+func q4kIsumAVX2(qs *byte, a *int8, sc *[8]int32) int32
+
+func q4kIsum(qs []byte, a []int8, sc *[8]int32) int32 {
+	if hasAVX2 {
+		qs, a = qs[:128:128], a[:256:256] // bounds checked here, not in the kernel
+		return q4kIsumAVX2(&qs[0], &a[0], sc)
+	}
+	return q4kIsumGeneric(qs, a, sc)
+}

@@ -1,0 +1,117 @@
+package asm
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// q4kIsumPlain is the Q4_K superblock sum written once more, element by
+// element from docs/FORMATS.md's unpacking (weight i of sub-block i/32 is
+// nibble i%32 of the 32 bytes at 32·(i/64), low for even sub-blocks), in
+// int64, so that neither twin is its own oracle.
+func q4kIsumPlain(qs []byte, a []int8, sc *[8]int32) int64 {
+	var s int64
+	for i := range 256 {
+		sb := i / 32
+		v := qs[32*(sb/2)+i%32]
+		n := v & 15
+		if sb%2 == 1 {
+			n = v >> 4
+		}
+		s += int64(sc[sb]) * int64(n) * int64(a[i])
+	}
+	return s
+}
+
+func checkQ4KIsum(t *testing.T, qs []byte, a []int8, sc *[8]int32) {
+	t.Helper()
+	want := q4kIsumPlain(qs, a, sc)
+	if g := q4kIsumGeneric(qs, a, sc); int64(g) != want {
+		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	if g := q4kIsum(qs, a, sc); int64(g) != want {
+		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
+	}
+}
+
+// TestQ4KIsumEquivalence: the dispatched Q4_K kernel (AVX2 where the CPU has
+// it) equals the pure-Go twin and the int64 sum on random and extreme input.
+func TestQ4KIsumEquivalence(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	qs, a := make([]byte, 128), make([]int8, 256)
+	var sc [8]int32
+	for it := 0; it < 2000; it++ {
+		r.Read(qs)
+		for i := range a {
+			a[i] = int8(r.Intn(256) - 128)
+		}
+		for s := range sc {
+			sc[s] = int32(r.Intn(64))
+		}
+		checkQ4KIsum(t, qs, a, &sc)
+	}
+	// Extremes: every nibble 15, activations all −128 or all 127, scales 63.
+	for i := range qs {
+		qs[i] = 0xff
+	}
+	for s := range sc {
+		sc[s] = 63
+	}
+	for _, v := range []int8{-128, 127} {
+		for i := range a {
+			a[i] = v
+		}
+		checkQ4KIsum(t, qs, a, &sc)
+	}
+	// Each sub-block alone, to catch a swapped nibble half or scale.
+	for s := range 8 {
+		clear(sc[:])
+		sc[s] = 1
+		r.Read(qs)
+		for i := range a {
+			a[i] = int8(r.Intn(256) - 128)
+		}
+		checkQ4KIsum(t, qs, a, &sc)
+	}
+}
+
+// FuzzQ4KIsum compares the dispatched kernel with the plain sum on any bytes
+// and activations, with scales of 6 bits.
+func FuzzQ4KIsum(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0xff, 0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		qs, a := make([]byte, 128), make([]int8, 256)
+		var sc [8]int32
+		for i := range qs {
+			qs[i] = fuzzByte(data, i)
+		}
+		for i := range a {
+			a[i] = int8(fuzzByte(data, 128+i))
+		}
+		for s := range sc {
+			sc[s] = int32(fuzzByte(data, 384+s) & 63)
+		}
+		checkQ4KIsum(t, qs, a, &sc)
+	})
+}
+
+// BenchmarkQ4KIsum: one superblock's integer sum, dispatched and pure Go.
+func BenchmarkQ4KIsum(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	qs, a := make([]byte, 128), make([]int8, 256)
+	r.Read(qs)
+	for i := range a {
+		a[i] = int8(r.Intn(255) - 127)
+	}
+	sc := [8]int32{1, 2, 3, 4, 5, 6, 7, 8}
+	b.Run("dispatched", func(b *testing.B) {
+		for range b.N {
+			q4kIsum(qs, a, &sc)
+		}
+	})
+	b.Run("generic", func(b *testing.B) {
+		for range b.N {
+			q4kIsumGeneric(qs, a, &sc)
+		}
+	})
+}
