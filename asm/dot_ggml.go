@@ -182,31 +182,48 @@ func scaleMinK4(j int, q []byte) (sc, m uint8) {
 
 // DotQ6_K returns the dot product of a Q6_K row (210-byte blocks) and a Q8_K
 // activation row: per superblock isum = Σ_{s<16} sc_s · Σ_{l<16} (q−32)·a
-// (exact), acc = acc + float32(float32(d·da_b)·float32(isum)). bs is unused
-// (llama.cpp uses it only to fold the −32; here it is in the exact sum).
+// (exact), acc = acc + float32(float32(d·da_b)·float32(isum)). The sum is
+// formed as Σ_s sc_s·Σ q·a − 32·Σ_s sc_s·bs_s (llama.cpp's way), the same
+// integer when bs holds the sums of each 16 activations, as QuantizeQ8_K
+// writes them.
 func DotQ6_K(w []byte, a []int8, da []float32, bs []int16) float32 {
 	nb := checkK(w, a, da, bs, 210)
 	var acc float32
 	for b := range nb {
 		blk := w[b*210 : (b+1)*210 : (b+1)*210]
 		ab := a[b*QK : (b+1)*QK : (b+1)*QK]
-		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-		var isum int32
+		var sc [16]int16
+		var corr int32
 		for s := range 16 {
-			var p int32
-			for k := range 16 {
-				i := 16*s + k
-				h, j := i/128, i%128
-				l, g := j%32, j/32
-				q := int32(ql[64*h+32*(g%2)+l]>>(4*uint(g/2))) & 15
-				q |= int32(qh[32*h+l]>>(2*uint(g))&3) << 4
-				p += (q - 32) * int32(ab[i])
-			}
-			isum += int32(int8(sc[s])) * p
+			sc[s] = int16(int8(blk[192+s]))
+			corr += int32(sc[s]) * int32(bs[16*b+s])
 		}
+		isum := q6kIsum(blk[0:128], blk[128:192], ab, &sc) - 32*corr
 		acc = superStep(acc, isum, f16le(blk[208:]), da[b])
 	}
 	return acc
+}
+
+// q6kIsumGeneric is the definition of a Q6_K superblock's unsigned integer
+// sum: Σ_{i<256} sc[i/16] · q_i · a_i with q_i in [0, 63] unpacked from ql
+// (128 bytes) and qh (64 bytes) as docs/FORMATS.md says (before the −32).
+// Every partial sum fits in int32 (|Σ| ≤ 256·128·63·128).
+func q6kIsumGeneric(ql, qh []byte, a []int8, sc *[16]int16) int32 {
+	ql, qh, a = ql[:128:128], qh[:64:64], a[:256:256]
+	var isum int32
+	for s := range 16 {
+		var p int32
+		for k := range 16 {
+			i := 16*s + k
+			h, j := i/128, i%128
+			l, g := j%32, j/32
+			q := int32(ql[64*h+32*(g%2)+l]>>(4*uint(g/2))) & 15
+			q |= int32(qh[32*h+l]>>(2*uint(g))&3) << 4
+			p += q * int32(a[i])
+		}
+		isum += int32(sc[s]) * p
+	}
+	return isum
 }
 
 // DotIQ4_XS returns the dot product of an IQ4_XS row (136-byte blocks) and a

@@ -18,3 +18,19 @@ func q4kIsum(qs []byte, a []int8, sc *[8]int32) int32 {
 	}
 	return q4kIsumGeneric(qs, a, sc)
 }
+
+// q6kIsumAVX2 is q6kIsumGeneric on AVX2: ql points to 128 bytes of low
+// nibbles, qh to 64 bytes of high bits, a to 256 int8 activations, sc to the
+// 16 sub-block scales as int16 (int8 values). No alignment needed; nothing
+// is written.
+//
+//go:noescape
+func q6kIsumAVX2(ql, qh *byte, a *int8, sc *[16]int16) int32
+
+func q6kIsum(ql, qh []byte, a []int8, sc *[16]int16) int32 {
+	if hasAVX2 {
+		ql, qh, a = ql[:128:128], qh[:64:64], a[:256:256]
+		return q6kIsumAVX2(&ql[0], &qh[0], &a[0], sc)
+	}
+	return q6kIsumGeneric(ql, qh, a, sc)
+}

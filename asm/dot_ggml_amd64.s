@@ -57,3 +57,107 @@ loop:
 	MOVL AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func q6kIsumAVX2(ql, qh *byte, a *int8, sc *[16]int16) int32
+//
+// Two halves of 128 weights. In each, the 32 qh bytes give, for group g =
+// 0…3 of 32 weights, bits 2g…2g+1 (the q's top two bits); group g's low four
+// bits are the low (g < 2) or high (g ≥ 2) nibbles of ql[32·(g%2) …]. q =
+// low | top<<4 is at most 63 (VPSLLW of values ≤ 3 stays inside each byte).
+// VPMADDUBSW q × a gives int16 pairs (≤ 2·63·128 = 16128, no saturation);
+// VPMADDWD against the scales (the first sub-block's in the low 128-bit
+// lane, the second's in the high one: bytes 0–15 and 16–31 of the group)
+// gives int32, accumulated in 8 lanes and summed at the end. All integer.
+TEXT ·q6kIsumAVX2(SB), NOSPLIT, $0-36
+	MOVQ ql+0(FP), SI
+	MOVQ qh+8(FP), BX
+	MOVQ a+16(FP), DI
+	MOVQ sc+24(FP), DX
+	MOVL $0x0f0f0f0f, AX
+	MOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x03030303, AX
+	MOVQ AX, X14
+	VPBROADCASTD X14, Y14
+	VPXOR Y13, Y13, Y13
+	MOVQ $2, CX
+
+half:
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y7
+	VMOVDQU (BX), Y2
+
+	// g = 0: low nibbles of ql[0…31], qh bits 0–1.
+	VPAND Y15, Y0, Y1
+	VPAND Y14, Y2, Y3
+	VPSLLW $4, Y3, Y3
+	VPOR Y3, Y1, Y1
+	VMOVDQU (DI), Y4
+	VPMADDUBSW Y4, Y1, Y1
+	VPBROADCASTW (DX), X5
+	VPBROADCASTW 2(DX), X6
+	VINSERTI128 $1, X6, Y5, Y5
+	VPMADDWD Y5, Y1, Y1
+	VPADDD Y1, Y13, Y13
+
+	// g = 1: low nibbles of ql[32…63], qh bits 2–3.
+	VPAND Y15, Y7, Y1
+	VPSRLW $2, Y2, Y3
+	VPAND Y14, Y3, Y3
+	VPSLLW $4, Y3, Y3
+	VPOR Y3, Y1, Y1
+	VMOVDQU 32(DI), Y4
+	VPMADDUBSW Y4, Y1, Y1
+	VPBROADCASTW 4(DX), X5
+	VPBROADCASTW 6(DX), X6
+	VINSERTI128 $1, X6, Y5, Y5
+	VPMADDWD Y5, Y1, Y1
+	VPADDD Y1, Y13, Y13
+
+	// g = 2: high nibbles of ql[0…31], qh bits 4–5.
+	VPSRLW $4, Y0, Y1
+	VPAND Y15, Y1, Y1
+	VPSRLW $4, Y2, Y3
+	VPAND Y14, Y3, Y3
+	VPSLLW $4, Y3, Y3
+	VPOR Y3, Y1, Y1
+	VMOVDQU 64(DI), Y4
+	VPMADDUBSW Y4, Y1, Y1
+	VPBROADCASTW 8(DX), X5
+	VPBROADCASTW 10(DX), X6
+	VINSERTI128 $1, X6, Y5, Y5
+	VPMADDWD Y5, Y1, Y1
+	VPADDD Y1, Y13, Y13
+
+	// g = 3: high nibbles of ql[32…63], qh bits 6–7.
+	VPSRLW $4, Y7, Y1
+	VPAND Y15, Y1, Y1
+	VPSRLW $6, Y2, Y3
+	VPAND Y14, Y3, Y3
+	VPSLLW $4, Y3, Y3
+	VPOR Y3, Y1, Y1
+	VMOVDQU 96(DI), Y4
+	VPMADDUBSW Y4, Y1, Y1
+	VPBROADCASTW 12(DX), X5
+	VPBROADCASTW 14(DX), X6
+	VINSERTI128 $1, X6, Y5, Y5
+	VPMADDWD Y5, Y1, Y1
+	VPADDD Y1, Y13, Y13
+
+	ADDQ $64, SI
+	ADDQ $32, BX
+	ADDQ $128, DI
+	ADDQ $16, DX
+	DECQ CX
+	JNZ  half
+
+	VEXTRACTI128 $1, Y13, X0
+	VPADDD X0, X13, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPADDD X1, X0, X0
+	MOVQ X0, AX
+	MOVL AX, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -115,3 +115,121 @@ func BenchmarkQ4KIsum(b *testing.B) {
 		}
 	})
 }
+
+// q6kIsumPlain is the unsigned Q6_K superblock sum from docs/FORMATS.md's
+// table, in int64: q = (nibble of ql[64h + 32(g%2) + l], high for g ≥ 2) +
+// 16·((qh[32h + l] >> 2g) & 3).
+func q6kIsumPlain(ql, qh []byte, a []int8, sc *[16]int16) int64 {
+	var s int64
+	for i := range 256 {
+		h, j := i/128, i%128
+		l, g := j%32, j/32
+		v := ql[64*h+32*(g%2)+l]
+		n := int64(v & 15)
+		if g >= 2 {
+			n = int64(v >> 4)
+		}
+		n += 16 * int64((qh[32*h+l]>>(2*g))&3)
+		s += int64(sc[i/16]) * n * int64(a[i])
+	}
+	return s
+}
+
+func checkQ6KIsum(t *testing.T, ql, qh []byte, a []int8, sc *[16]int16) {
+	t.Helper()
+	want := q6kIsumPlain(ql, qh, a, sc)
+	if g := q6kIsumGeneric(ql, qh, a, sc); int64(g) != want {
+		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	if g := q6kIsum(ql, qh, a, sc); int64(g) != want {
+		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
+	}
+}
+
+// TestQ6KIsumEquivalence: the dispatched Q6_K kernel equals the pure-Go twin
+// and the int64 sum on random and extreme input.
+func TestQ6KIsumEquivalence(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	ql, qh, a := make([]byte, 128), make([]byte, 64), make([]int8, 256)
+	var sc [16]int16
+	for it := 0; it < 2000; it++ {
+		r.Read(ql)
+		r.Read(qh)
+		for i := range a {
+			a[i] = int8(r.Intn(256) - 128)
+		}
+		for s := range sc {
+			sc[s] = int16(int8(r.Intn(256)))
+		}
+		checkQ6KIsum(t, ql, qh, a, &sc)
+	}
+	for i := range ql {
+		ql[i] = 0xff
+	}
+	for i := range qh {
+		qh[i] = 0xff
+	}
+	for _, v := range []int8{-128, 127} {
+		for i := range a {
+			a[i] = v
+		}
+		for _, scv := range []int16{-128, 127} {
+			for s := range sc {
+				sc[s] = scv
+			}
+			checkQ6KIsum(t, ql, qh, a, &sc)
+		}
+	}
+	for s := range 16 { // each sub-block alone
+		clear(sc[:])
+		sc[s] = 1
+		r.Read(ql)
+		r.Read(qh)
+		checkQ6KIsum(t, ql, qh, a, &sc)
+	}
+}
+
+// FuzzQ6KIsum compares the dispatched kernel with the plain sum on any bytes,
+// activations and int8 scales.
+func FuzzQ6KIsum(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0xff, 0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ql, qh, a := make([]byte, 128), make([]byte, 64), make([]int8, 256)
+		var sc [16]int16
+		for i := range ql {
+			ql[i] = fuzzByte(data, i)
+		}
+		for i := range qh {
+			qh[i] = fuzzByte(data, 128+i)
+		}
+		for i := range a {
+			a[i] = int8(fuzzByte(data, 192+i))
+		}
+		for s := range sc {
+			sc[s] = int16(int8(fuzzByte(data, 448+s)))
+		}
+		checkQ6KIsum(t, ql, qh, a, &sc)
+	})
+}
+
+// BenchmarkQ6KIsum: one superblock's integer sum, dispatched and pure Go.
+func BenchmarkQ6KIsum(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	ql, qh, a := make([]byte, 128), make([]byte, 64), make([]int8, 256)
+	r.Read(ql)
+	r.Read(qh)
+	var sc [16]int16
+	for s := range sc {
+		sc[s] = int16(s - 8)
+	}
+	b.Run("dispatched", func(b *testing.B) {
+		for range b.N {
+			q6kIsum(ql, qh, a, &sc)
+		}
+	})
+	b.Run("generic", func(b *testing.B) {
+		for range b.N {
+			q6kIsumGeneric(ql, qh, a, &sc)
+		}
+	})
+}
