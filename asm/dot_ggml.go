@@ -228,26 +228,38 @@ func q6kIsumGeneric(ql, qh []byte, a []int8, sc *[16]int16) int32 {
 
 // DotIQ4_XS returns the dot product of an IQ4_XS row (136-byte blocks) and a
 // Q8_K activation row: per superblock isum = Σ_{s<8} (ls_s − 32) · Σ_{l<32}
-// K[n]·a (exact), acc = acc + float32(float32(d·da_b)·float32(isum)).
+// K[n]·a (exact), acc = acc + float32(float32(d·da_b)·float32(isum)). a must
+// not hold −128 (QuantizeQ8_K never writes it; the AVX2 kernel negates
+// activations by the codebook's signs).
 func DotIQ4_XS(w []byte, a []int8, da []float32, bs []int16) float32 {
 	nb := checkK(w, a, da, bs, 136)
 	var acc float32
 	for b := range nb {
 		blk := w[b*136 : (b+1)*136 : (b+1)*136]
 		ab := a[b*QK : (b+1)*QK : (b+1)*QK]
-		sh, sl, qs := binary.LittleEndian.Uint16(blk[2:]), blk[4:8], blk[8:136]
-		var isum int32
+		sh, sl := binary.LittleEndian.Uint16(blk[2:]), blk[4:8]
+		var sc [8]int16
 		for s := range 8 {
-			ls := int32(sl[s/2]>>(4*uint(s%2))&15) | int32(sh>>(2*uint(s))&3)<<4
-			var p int32
-			for j, v := range qs[16*s : 16*s+16] {
-				p += int32(KValuesIQ4[v&15])*int32(ab[32*s+j]) + int32(KValuesIQ4[v>>4])*int32(ab[32*s+j+16])
-			}
-			isum += (ls - 32) * p
+			sc[s] = int16(sl[s/2]>>(4*uint(s%2))&15|byte(sh>>(2*uint(s))&3)<<4) - 32
 		}
-		acc = superStep(acc, isum, f16le(blk), da[b])
+		acc = superStep(acc, iq4xsIsum(blk[8:136], ab, &sc), f16le(blk), da[b])
 	}
 	return acc
+}
+
+// iq4xsIsumGeneric is the definition of an IQ4_XS superblock's integer sum:
+// Σ_s sc[s] · Σ_{j<16} (K[lo(qs[16s+j])]·a[32s+j] + K[hi(qs[16s+j])]·a[32s+j+16]).
+func iq4xsIsumGeneric(qs []byte, a []int8, sc *[8]int16) int32 {
+	qs, a = qs[:128:128], a[:256:256]
+	var isum int32
+	for s := range 8 {
+		var p int32
+		for j, v := range qs[16*s : 16*s+16] {
+			p += int32(KValuesIQ4[v&15])*int32(a[32*s+j]) + int32(KValuesIQ4[v>>4])*int32(a[32*s+j+16])
+		}
+		isum += int32(sc[s]) * p
+	}
+	return isum
 }
 
 func checkK(w []byte, a []int8, da []float32, bs []int16, bb int) int {

@@ -34,3 +34,19 @@ func q6kIsum(ql, qh []byte, a []int8, sc *[16]int16) int32 {
 	}
 	return q6kIsumGeneric(ql, qh, a, sc)
 }
+
+// iq4xsIsumAVX2 is iq4xsIsumGeneric on AVX2 for activations in [−127, 127]
+// (it multiplies |K| by a·sign(K), and −128 has no negation): qs points to
+// 128 bytes of codebook indices, a to 256 int8 activations, sc to the 8
+// sub-block scales (ls − 32). Nothing is written.
+//
+//go:noescape
+func iq4xsIsumAVX2(qs *byte, a *int8, sc *[8]int16) int32
+
+func iq4xsIsum(qs []byte, a []int8, sc *[8]int16) int32 {
+	if hasAVX2 {
+		qs, a = qs[:128:128], a[:256:256]
+		return iq4xsIsumAVX2(&qs[0], &a[0], sc)
+	}
+	return iq4xsIsumGeneric(qs, a, sc)
+}

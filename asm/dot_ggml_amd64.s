@@ -161,3 +161,70 @@ half:
 	MOVL AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// The IQ4_NL / IQ4_XS codebook as int8, for VPSHUFB.
+DATA kvaluesIQ4<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA kvaluesIQ4<>+8(SB)/8, $0x7159453526190d01
+GLOBL kvaluesIQ4<>(SB), RODATA|NOPTR, $16
+
+// func iq4xsIsumAVX2(qs *byte, a *int8, sc *[8]int16) int32
+//
+// Four iterations k over qs[32k …]: bytes 0–15 are sub-block 2k (low
+// nibbles: elements 0–15, high: 16–31), bytes 16–31 sub-block 2k+1. VPSHUFB
+// looks the nibbles up in the codebook; the activations are regrouped with
+// VPERM2I128 to match (low nibbles: a[64k …+15] and a[64k+32 …+47]; high:
+// a[64k+16 …] and a[64k+48 …]). s8 × s8 is VPMADDUBSW(|K|, VPSIGNB(a, K)):
+// K is never 0, a never −128, pairs at most 2·127·127 = 32258 (no
+// saturation). VPMADDWD by the scales (sub-block 2k's in the low lane,
+// 2k+1's in the high) gives int32, accumulated in 8 lanes. All integer.
+TEXT ·iq4xsIsumAVX2(SB), NOSPLIT, $0-28
+	MOVQ qs+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ sc+16(FP), DX
+	MOVL $0x0f0f0f0f, AX
+	MOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	VBROADCASTI128 kvaluesIQ4<>(SB), Y12
+	VPXOR Y13, Y13, Y13
+	MOVQ $4, CX
+
+iq4loop:
+	VMOVDQU (SI), Y0
+	VPAND Y15, Y0, Y1
+	VPSRLW $4, Y0, Y2
+	VPAND Y15, Y2, Y2
+	VPSHUFB Y1, Y12, Y1          // K of the low nibbles
+	VPSHUFB Y2, Y12, Y2          // K of the high nibbles
+	VMOVDQU (DI), Y3             // a[64k …+31]
+	VMOVDQU 32(DI), Y4           // a[64k+32 …+63]
+	VPERM2I128 $0x20, Y4, Y3, Y5 // a[64k …+15], a[64k+32 …+47]
+	VPERM2I128 $0x31, Y4, Y3, Y6 // a[64k+16 …+31], a[64k+48 …+63]
+	VPSIGNB Y1, Y5, Y5
+	VPSIGNB Y2, Y6, Y6
+	VPABSB Y1, Y1
+	VPABSB Y2, Y2
+	VPMADDUBSW Y5, Y1, Y1
+	VPMADDUBSW Y6, Y2, Y2
+	VPBROADCASTW (DX), X7
+	VPBROADCASTW 2(DX), X8
+	VINSERTI128 $1, X8, Y7, Y7
+	VPMADDWD Y7, Y1, Y1
+	VPMADDWD Y7, Y2, Y2
+	VPADDD Y1, Y13, Y13
+	VPADDD Y2, Y13, Y13
+	ADDQ $32, SI
+	ADDQ $64, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  iq4loop
+
+	VEXTRACTI128 $1, Y13, X0
+	VPADDD X0, X13, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPADDD X1, X0, X0
+	MOVQ X0, AX
+	MOVL AX, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -233,3 +233,92 @@ func BenchmarkQ6KIsum(b *testing.B) {
 		}
 	})
 }
+
+// iq4xsIsumPlain is the IQ4_XS superblock sum from docs/FORMATS.md's table
+// in int64: weight i of sub-block s = i/32 is K[nibble i%32 of the 16 bytes
+// at 16s] (low nibbles first).
+func iq4xsIsumPlain(qs []byte, a []int8, sc *[8]int16) int64 {
+	kv := []int64{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	var s int64
+	for i := range 256 {
+		sb, j := i/32, i%32
+		v := qs[16*sb+j%16]
+		n := v & 15
+		if j >= 16 {
+			n = v >> 4
+		}
+		s += int64(sc[sb]) * kv[n] * int64(a[i])
+	}
+	return s
+}
+
+func checkIQ4XSIsum(t *testing.T, qs []byte, a []int8, sc *[8]int16) {
+	t.Helper()
+	want := iq4xsIsumPlain(qs, a, sc)
+	if g := iq4xsIsumGeneric(qs, a, sc); int64(g) != want {
+		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	if g := iq4xsIsum(qs, a, sc); int64(g) != want {
+		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
+	}
+}
+
+// TestIQ4XSIsumEquivalence: the dispatched IQ4_XS kernel equals the pure-Go
+// twin and the int64 sum, activations in [−127, 127] (its precondition).
+func TestIQ4XSIsumEquivalence(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	qs, a := make([]byte, 128), make([]int8, 256)
+	var sc [8]int16
+	for it := 0; it < 2000; it++ {
+		r.Read(qs)
+		for i := range a {
+			a[i] = int8(r.Intn(255) - 127)
+		}
+		for s := range sc {
+			sc[s] = int16(r.Intn(64) - 32)
+		}
+		checkIQ4XSIsum(t, qs, a, &sc)
+	}
+	for _, q := range []byte{0x00, 0xff, 0x0f} { // K = −127, 113, mixed
+		for i := range qs {
+			qs[i] = q
+		}
+		for _, v := range []int8{-127, 127} {
+			for i := range a {
+				a[i] = v
+			}
+			for _, scv := range []int16{-32, 31} {
+				for s := range sc {
+					sc[s] = scv
+				}
+				checkIQ4XSIsum(t, qs, a, &sc)
+			}
+		}
+	}
+	for s := range 8 { // each sub-block alone
+		clear(sc[:])
+		sc[s] = 1
+		r.Read(qs)
+		checkIQ4XSIsum(t, qs, a, &sc)
+	}
+}
+
+// FuzzIQ4XSIsum compares the dispatched kernel with the plain sum on any
+// bytes, activations in [−127, 127] and 6-bit scales.
+func FuzzIQ4XSIsum(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0xff, 0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		qs, a := make([]byte, 128), make([]int8, 256)
+		var sc [8]int16
+		for i := range qs {
+			qs[i] = fuzzByte(data, i)
+		}
+		for i := range a {
+			a[i] = max(int8(fuzzByte(data, 128+i)), -127)
+		}
+		for s := range sc {
+			sc[s] = int16(fuzzByte(data, 384+s)&63) - 32
+		}
+		checkIQ4XSIsum(t, qs, a, &sc)
+	})
+}
