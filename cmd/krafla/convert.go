@@ -167,6 +167,9 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 		return err
 	}
 	typ := strings.ToUpper(quantize.Type(rep.Header.WType).String())
+	if rep.Header.WType == uint32(quantize.TypeKeep) {
+		typ = "mixed types (each matrix's GGUF type kept)"
+	}
 	if rep.Q4Rule != "" {
 		typ += ", " + rep.Q4Rule + " fit"
 	}
