@@ -131,16 +131,7 @@ func dotQK(w []byte, a []int8, da []float32, bs []int16, five bool) float32 {
 			msum += int32(m) * (int32(bs[16*b+2*s]) + int32(bs[16*b+2*s+1]))
 		}
 		if five {
-			for s := range 8 {
-				q := qs[32*(s/2) : 32*(s/2)+32]
-				shift := 4 * uint(s%2)
-				var p int32
-				for l, v := range q {
-					n := int32(v>>shift)&15 | int32(qh[l]>>uint(s)&1)<<4
-					p += n * int32(ab[32*s+l])
-				}
-				isum += scs[s] * p
-			}
+			isum = q5kIsum(qs, qh, ab, &scs)
 		} else {
 			isum = q4kIsum(qs, ab, &scs)
 		}
@@ -165,6 +156,24 @@ func q4kIsumGeneric(qs []byte, a []int8, sc *[8]int32) int32 {
 		var p int32
 		for l, v := range q {
 			p += (int32(v>>shift) & 15) * int32(a[32*s+l])
+		}
+		isum += sc[s] * p
+	}
+	return isum
+}
+
+// q5kIsumGeneric is q4kIsumGeneric for Q5_K: n gains bit s of qh[l] as its
+// fifth bit (qh the 32 high-bit bytes).
+func q5kIsumGeneric(qs, qh []byte, a []int8, sc *[8]int32) int32 {
+	qs, qh, a = qs[:128:128], qh[:32:32], a[:256:256]
+	var isum int32
+	for s := range 8 {
+		q := qs[32*(s/2) : 32*(s/2)+32]
+		shift := 4 * uint(s%2)
+		var p int32
+		for l, v := range q {
+			n := int32(v>>shift)&15 | int32(qh[l]>>uint(s)&1)<<4
+			p += n * int32(a[32*s+l])
 		}
 		isum += sc[s] * p
 	}

@@ -50,3 +50,18 @@ func iq4xsIsum(qs []byte, a []int8, sc *[8]int16) int32 {
 	}
 	return iq4xsIsumGeneric(qs, a, sc)
 }
+
+// q5kIsumAVX2 is q5kIsumGeneric on AVX2: qs points to 128 bytes of nibbles,
+// qh to the 32 high-bit bytes, a to 256 int8 activations, sc to the 8
+// sub-block scales. Nothing is written.
+//
+//go:noescape
+func q5kIsumAVX2(qs, qh *byte, a *int8, sc *[8]int32) int32
+
+func q5kIsum(qs, qh []byte, a []int8, sc *[8]int32) int32 {
+	if hasAVX2 {
+		qs, qh, a = qs[:128:128], qh[:32:32], a[:256:256]
+		return q5kIsumAVX2(&qs[0], &qh[0], &a[0], sc)
+	}
+	return q5kIsumGeneric(qs, qh, a, sc)
+}

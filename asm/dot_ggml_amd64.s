@@ -228,3 +228,70 @@ iq4loop:
 	MOVL AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func q5kIsumAVX2(qs, qh *byte, a *int8, sc *[8]int32) int32
+//
+// q4kIsumAVX2 with a fifth bit: in iteration k, sub-block 2k takes bit 2k of
+// each qh byte and 2k+1 bit 2k+1. Y8 holds qh shifted right by 2k (VPSRLW
+// moves the high byte's low bits into the low byte's top, which the 0x01
+// mask drops); bit 0 and bit 1 of each byte, times 16, are added to the
+// nibbles (q ≤ 31, pairs ≤ 2·31·128: no saturation). All integer.
+TEXT ·q5kIsumAVX2(SB), NOSPLIT, $0-36
+	MOVQ qs+0(FP), SI
+	MOVQ qh+8(FP), BX
+	MOVQ a+16(FP), DI
+	MOVQ sc+24(FP), DX
+	MOVL $0x0f0f0f0f, AX
+	MOVQ AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x00010001, AX
+	MOVQ AX, X6
+	VPBROADCASTD X6, Y6
+	MOVL $0x01010101, AX
+	MOVQ AX, X10
+	VPBROADCASTD X10, Y10
+	VMOVDQU (BX), Y8
+	VPXOR Y5, Y5, Y5
+	MOVQ $4, CX
+
+q5loop:
+	VMOVDQU (SI), Y0
+	VPAND Y7, Y0, Y1
+	VPSRLW $4, Y0, Y2
+	VPAND Y7, Y2, Y2
+	VPAND Y10, Y8, Y9
+	VPSLLW $4, Y9, Y9
+	VPOR Y9, Y1, Y1
+	VPSRLW $1, Y8, Y9
+	VPAND Y10, Y9, Y9
+	VPSLLW $4, Y9, Y9
+	VPOR Y9, Y2, Y2
+	VPSRLW $2, Y8, Y8
+	VMOVDQU (DI), Y3
+	VMOVDQU 32(DI), Y4
+	VPMADDUBSW Y3, Y1, Y1
+	VPMADDUBSW Y4, Y2, Y2
+	VPMADDWD Y6, Y1, Y1
+	VPMADDWD Y6, Y2, Y2
+	VPBROADCASTD (DX), Y3
+	VPBROADCASTD 4(DX), Y4
+	VPMULLD Y3, Y1, Y1
+	VPMULLD Y4, Y2, Y2
+	VPADDD Y1, Y5, Y5
+	VPADDD Y2, Y5, Y5
+	ADDQ $32, SI
+	ADDQ $64, DI
+	ADDQ $8, DX
+	DECQ CX
+	JNZ  q5loop
+
+	VEXTRACTI128 $1, Y5, X0
+	VPADDD X0, X5, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPADDD X1, X0, X0
+	MOVQ X0, AX
+	MOVL AX, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -322,3 +322,94 @@ func FuzzIQ4XSIsum(f *testing.F) {
 		checkIQ4XSIsum(t, qs, a, &sc)
 	})
 }
+
+// q5kIsumPlain is q4kIsumPlain with Q5_K's fifth bit: bit s of qh[i%32].
+func q5kIsumPlain(qs, qh []byte, a []int8, sc *[8]int32) int64 {
+	var s int64
+	for i := range 256 {
+		sb := i / 32
+		v := qs[32*(sb/2)+i%32]
+		n := int64(v & 15)
+		if sb%2 == 1 {
+			n = int64(v >> 4)
+		}
+		n += 16 * int64((qh[i%32]>>sb)&1)
+		s += int64(sc[sb]) * n * int64(a[i])
+	}
+	return s
+}
+
+func checkQ5KIsum(t *testing.T, qs, qh []byte, a []int8, sc *[8]int32) {
+	t.Helper()
+	want := q5kIsumPlain(qs, qh, a, sc)
+	if g := q5kIsumGeneric(qs, qh, a, sc); int64(g) != want {
+		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	if g := q5kIsum(qs, qh, a, sc); int64(g) != want {
+		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
+	}
+}
+
+// TestQ5KIsumEquivalence: the dispatched Q5_K kernel equals the pure-Go twin
+// and the int64 sum on random and extreme input.
+func TestQ5KIsumEquivalence(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	qs, qh, a := make([]byte, 128), make([]byte, 32), make([]int8, 256)
+	var sc [8]int32
+	for it := 0; it < 2000; it++ {
+		r.Read(qs)
+		r.Read(qh)
+		for i := range a {
+			a[i] = int8(r.Intn(256) - 128)
+		}
+		for s := range sc {
+			sc[s] = int32(r.Intn(64))
+		}
+		checkQ5KIsum(t, qs, qh, a, &sc)
+	}
+	for i := range qs {
+		qs[i] = 0xff
+	}
+	for i := range qh {
+		qh[i] = 0xff
+	}
+	for s := range sc {
+		sc[s] = 63
+	}
+	for _, v := range []int8{-128, 127} {
+		for i := range a {
+			a[i] = v
+		}
+		checkQ5KIsum(t, qs, qh, a, &sc)
+	}
+	for s := range 8 { // each sub-block alone
+		clear(sc[:])
+		sc[s] = 1
+		r.Read(qs)
+		r.Read(qh)
+		checkQ5KIsum(t, qs, qh, a, &sc)
+	}
+}
+
+// FuzzQ5KIsum compares the dispatched kernel with the plain sum on any bytes
+// and activations, with 6-bit scales.
+func FuzzQ5KIsum(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0xff, 0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		qs, qh, a := make([]byte, 128), make([]byte, 32), make([]int8, 256)
+		var sc [8]int32
+		for i := range qs {
+			qs[i] = fuzzByte(data, i)
+		}
+		for i := range qh {
+			qh[i] = fuzzByte(data, 128+i)
+		}
+		for i := range a {
+			a[i] = int8(fuzzByte(data, 160+i))
+		}
+		for s := range sc {
+			sc[s] = int32(fuzzByte(data, 416+s) & 63)
+		}
+		checkQ5KIsum(t, qs, qh, a, &sc)
+	})
+}
