@@ -91,6 +91,9 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if opt.Type == 0 {
 		opt.Type = quantize.TypeQ8_0
 	}
+	if opt.Type == quantize.TypeKeep {
+		return nil, errors.New("convert: --type keep applies to GGUF input only (a safetensors checkpoint has no quantized types to keep)")
+	}
 	if opt.Type != quantize.TypeQ8_0 && opt.Type != quantize.TypeQ4_0 {
 		return nil, fmt.Errorf("convert: unknown type %d (want Q8_0 or Q4_0)", opt.Type)
 	}

@@ -804,6 +804,10 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 			if err := w.WriteF32(ti.Name, v); err != nil {
 				return nil, err
 			}
+		case ti.Type.Blocked():
+			if err := w.WriteBlocks(ti.Name, pr.blockRows(ti.Rows)); err != nil {
+				return nil, err
+			}
 		case ti.Type.Quantized():
 			var acc *errSums // --report: the error of what this import quantizes
 			if opt.Measure {
@@ -914,8 +918,29 @@ func ggufTypes(p *ggufPlan, opt Options) error {
 				}
 			}
 		}
+	case quantize.TypeKeep:
+		h.WType, h.ScaleF16 = mlb.WTypeMixed, 1
+		if opt.Q8Mask != 0 {
+			return errors.New("convert: --q8 does not apply to --type keep (every matrix keeps its own type)")
+		}
+		h.Types = nil
+		var kept []string
+		for _, t := range mats {
+			if !t.Type.Quantized() {
+				continue
+			}
+			typ, ok := keepType(p.prods[t.Name], t, h)
+			if !ok {
+				kept = append(kept, t.Name)
+			}
+			h.Types = append(h.Types, mlb.TypeCode(typ))
+		}
+		if len(kept) > 0 {
+			p.notes = append(p.notes, fmt.Sprintf("--type keep: %d matrices cannot keep their GGUF type and are Q8_0: %s", len(kept), strings.Join(kept[:min(len(kept), 6)], ", ")))
+		}
+		return nil
 	default:
-		return fmt.Errorf("convert: unknown type %d (want Q8_0 or Q4_0)", opt.Type)
+		return fmt.Errorf("convert: unknown type %d (want Q8_0, Q4_0 or keep)", opt.Type)
 	}
 	for _, t := range mats {
 		if pr := p.prods[t.Name]; pr != nil && (pr.src.Type == gguf.Q8_0 || pr.src.Type == gguf.Q4_0) {
@@ -926,6 +951,57 @@ func ggufTypes(p *ggufPlan, opt Options) error {
 		h.ScaleF16 = 1
 	}
 	return nil
+}
+
+// ggufKeep maps the GGUF types a mixed .mlb holds to its matrix types.
+var ggufKeep = map[gguf.Type]mlb.DType{
+	gguf.Q8_0: mlb.Q8_0, gguf.Q4_0: mlb.Q4_0, gguf.Q4_1: mlb.Q4_1, gguf.Q5_0: mlb.Q5_0,
+	gguf.Q4_K: mlb.Q4_K, gguf.Q5_K: mlb.Q5_K, gguf.Q6_K: mlb.Q6_K, gguf.IQ4_NL: mlb.IQ4_NL, gguf.IQ4_XS: mlb.IQ4_XS,
+}
+
+// keepType is the type a matrix keeps under --type keep: its source's, when
+// the .mlb can hold the source's blocks unchanged (no multiplier folded in,
+// no FFN padding, every output row a source row, lb and la Q8_0); else Q8_0
+// (ok false), requantized from the source's values.
+func keepType(pr *ggufProd, t mlb.TensorInfo, h *mlb.Header) (typ mlb.DType, ok bool) {
+	if pr == nil {
+		return mlb.Q8_0, false
+	}
+	typ, ok = ggufKeep[pr.src.Type]
+	if !ok || pr.scale != 1 || srcCols(pr.src) != t.Cols || pr.rows != t.Rows || t.Cols%typ.BlockElems() != 0 {
+		return mlb.Q8_0, false
+	}
+	if strings.HasSuffix(t.Name, ".lb") || strings.HasSuffix(t.Name, ".la") {
+		return mlb.Q8_0, typ == mlb.Q8_0
+	}
+	if pr.rowOf != nil {
+		for r := range t.Rows {
+			if pr.rowOf(r) < 0 {
+				return mlb.Q8_0, false
+			}
+		}
+	}
+	c := maskClass(t.Name)
+	if h.TrueHiddenDim != 0 && (c == mlb.MaskW13 || c == mlb.MaskW2) && typ != mlb.Q8_0 && typ != mlb.Q4_0 {
+		return mlb.Q8_0, false
+	}
+	return typ, true
+}
+
+// blockRows returns the producer's ggml blocks row by row in rowOf order: a
+// Blocked matrix kept bit for bit (keepType has checked the rows).
+func (pr *ggufProd) blockRows(rows int) []byte {
+	t := pr.src
+	rb := srcCols(t) / t.Type.BlockSize() * t.Type.BlockBytes()
+	if pr.rowOf == nil {
+		return t.Data[:rows*rb]
+	}
+	out := make([]byte, 0, rows*rb)
+	for r := range rows {
+		sr := pr.rowOf(r)
+		out = append(out, t.Data[sr*rb:(sr+1)*rb]...)
+	}
+	return out
 }
 
 // floats returns the producer's rows × cols values as float32.

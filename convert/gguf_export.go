@@ -178,7 +178,7 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if t.Name == "layer_flags" {
+		if t.Name == "layer_flags" || t.Name == "type_table" { // header data: the keys, and each tensor's own GGUF type
 			continue
 		}
 		name := ggufName(t.Name)
@@ -212,6 +212,21 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 			items = append(items, item{gguf.TensorInfo{Name: name, Type: gt, Shape: shape}, func() ([]byte, error) {
 				return ggmlBlocks(t, rowOf), nil
 			}})
+		case mlb.Q4_1, mlb.Q5_0, mlb.Q4_K, mlb.Q5_K, mlb.Q6_K, mlb.IQ4_NL, mlb.IQ4_XS:
+			// ggml's own blocks, written back as they were read (rows in
+			// GGUF order).
+			items = append(items, item{gguf.TensorInfo{Name: name, Type: ggufOfBlocked[t.Type], Shape: shape}, func() ([]byte, error) {
+				if rowOf == nil {
+					return t.Q, nil
+				}
+				rb := t.Cols / t.Type.BlockElems() * t.Type.BlockBytes()
+				out := make([]byte, 0, len(t.Q))
+				for r := range t.Rows {
+					sr := rowOf(r)
+					out = append(out, t.Q[sr*rb:(sr+1)*rb]...)
+				}
+				return out, nil
+			}})
 		default:
 			return nil, fmt.Errorf("export: %s: tensor %s of type %v has no GGUF counterpart", in, t.Name, t.Type)
 		}
@@ -242,6 +257,35 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 		rep.Bytes = st.Size()
 	}
 	return rep, nil
+}
+
+// ggufOfBlocked maps a mixed file's ggml block types to their GGUF types.
+var ggufOfBlocked = map[mlb.DType]gguf.Type{
+	mlb.Q4_1: gguf.Q4_1, mlb.Q5_0: gguf.Q5_0, mlb.Q4_K: gguf.Q4_K, mlb.Q5_K: gguf.Q5_K,
+	mlb.Q6_K: gguf.Q6_K, mlb.IQ4_NL: gguf.IQ4_NL, mlb.IQ4_XS: gguf.IQ4_XS,
+}
+
+// mixedFileType is llama.cpp's general.file_type for a mixed file: the
+// LLAMA_FTYPE_MOSTLY_* of the type holding the most weights (Q4_K counts as
+// Q4_K_M, Q5_K as Q5_K_M: the mixes such files come from). llama.cpp reads the
+// key only to print it.
+func mixedFileType(h *mlb.Header) uint32 {
+	ts, err := mlb.Tensors(h)
+	if err != nil {
+		return 7
+	}
+	n := map[mlb.DType]int64{}
+	best := mlb.Q8_0
+	for _, t := range ts {
+		if t.Type.Quantized() {
+			n[t.Type] += t.Elems()
+			if n[t.Type] > n[best] {
+				best = t.Type
+			}
+		}
+	}
+	return map[mlb.DType]uint32{mlb.Q8_0: 7, mlb.Q4_0: 2, mlb.Q4_1: 3, mlb.Q5_0: 8, mlb.Q4_K: 15,
+		mlb.Q5_K: 17, mlb.Q6_K: 18, mlb.IQ4_NL: 25, mlb.IQ4_XS: 30}[best]
 }
 
 func fileExists(p string) bool {
@@ -289,6 +333,9 @@ func exportMeta(h *mlb.Header, arch string, notice func(string, ...any)) ([]gguf
 	ftype := uint32(7) // LLAMA_FTYPE_MOSTLY_Q8_0
 	if h.WType == mlb.WTypeQ4_0 {
 		ftype = 2 // LLAMA_FTYPE_MOSTLY_Q4_0
+	}
+	if h.WType == mlb.WTypeMixed {
+		ftype = mixedFileType(h)
 	}
 	kvs := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.String(arch)},

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/quantize"
 )
 
 // minGroups is the smallest number of groups of asm.GroupRows output rows
@@ -16,6 +17,52 @@ func (s *Session) quant(x []float32, n, cols int) {
 	nb := cols / 32
 	for i := range n {
 		asm.QuantizeQ8_0(x[i*cols:(i+1)*cols], s.qa[i*cols:(i+1)*cols], s.da[i*nb:(i+1)*nb])
+	}
+	if s.qk != nil && cols%asm.QK == 0 {
+		// Q8_K too, for the K-quant and IQ4_XS matrices (llama.cpp's
+		// activation type for them); the same rows and strides.
+		for i := range n {
+			asm.QuantizeQ8_K(x[i*cols:(i+1)*cols], s.qk[i*cols:(i+1)*cols], s.dk[i*cols/asm.QK:(i+1)*cols/asm.QK], s.bk[i*cols/16:(i+1)*cols/16])
+		}
+	}
+}
+
+// mulBlocked computes rows r0..r1 of a blocked matrix's products with the n
+// activation rows quantized last, out[i·w.rows + r] as MatMul lays them out:
+// each output the pure-Go definition (asm/dot_ggml.go) of its row and
+// activation row, so threads and batching change no bit.
+func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
+	cols := w.cols
+	for r := r0; r < r1; r++ {
+		row := w.gRow(r)
+		for i := range n {
+			a := s.qa[i*cols : (i+1)*cols]
+			da := s.da[i*cols/32 : (i+1)*cols/32]
+			var v float32
+			switch w.gt {
+			case quantize.GGMLQ4_1:
+				v = asm.DotQ4_1(row, a, da)
+			case quantize.GGMLQ5_0:
+				v = asm.DotQ5_0(row, a, da)
+			case quantize.GGMLIQ4_NL:
+				v = asm.DotIQ4_NL(row, a, da)
+			default:
+				ak := s.qk[i*cols : (i+1)*cols]
+				dk := s.dk[i*cols/asm.QK : (i+1)*cols/asm.QK]
+				bk := s.bk[i*cols/16 : (i+1)*cols/16]
+				switch w.gt {
+				case quantize.GGMLQ4_K:
+					v = asm.DotQ4_K(row, ak, dk, bk)
+				case quantize.GGMLQ5_K:
+					v = asm.DotQ5_K(row, ak, dk, bk)
+				case quantize.GGMLQ6_K:
+					v = asm.DotQ6_K(row, ak, dk, bk)
+				case quantize.GGMLIQ4_XS:
+					v = asm.DotIQ4_XS(row, ak, dk, bk)
+				}
+			}
+			out[i*w.rows+r] = v
+		}
 	}
 }
 
@@ -50,6 +97,11 @@ func (s *Session) muls(n int, jobs ...mulJob) {
 			if a, b := max(lo, base), min(hi, base+ng); a < b {
 				cols := w.cols
 				r0, r1 := (a-base)*g, min((b-base)*g, w.rows)
+				if w.blocked() {
+					s.mulBlocked(j.out, w, r0, r1, n)
+					base += ng
+					continue
+				}
 				w.pk.MatMul(j.out[r0:], w.rows, r0, r1, s.qa[:n*cols], s.da[:n*cols/32], n)
 			}
 			base += ng
@@ -205,7 +257,12 @@ func (s *Session) classify(rows []int, emit func(j int, logits []float32) error)
 func (m *Model) embed(x []float32, w *qmat, t int, scale float32) {
 	m.ensurePacked()
 	cols := w.cols
-	w.pk.Dequant(t, x[:cols])
+	if w.blocked() {
+		// The file's validated blocks: whole rows, so no error.
+		quantize.DequantizeGGML(w.gt, w.gRow(t), x[:cols])
+	} else {
+		w.pk.Dequant(t, x[:cols])
+	}
 	if scale != 1 {
 		for i := range x[:cols] {
 			x[i] *= scale

@@ -34,6 +34,9 @@ func (m *Model) mats() []*qmat {
 func packedBytes(ws []*qmat, align int) int {
 	var total int
 	for _, w := range ws {
+		if w.blocked() {
+			continue // multiplied in the file's layout
+		}
 		total += roundUp(asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols), align)
 	}
 	return total
@@ -44,6 +47,9 @@ func packedBytes(ws []*qmat, align int) int {
 func packInto(ws []*qmat, buf []byte, align int) {
 	off := 0
 	for _, w := range ws {
+		if w.blocked() {
+			continue
+		}
 		n := asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols)
 		dst := buf[off : off+n : off+n]
 		if w.isQ4() {

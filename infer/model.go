@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/krafla/krafla/asm"
+	"github.com/krafla/krafla/quantize"
 )
 
 // qmat is a quantized matrix: rows × cols weights as the file holds them,
@@ -19,9 +20,27 @@ type qmat struct {
 	rows, cols int
 	f16        bool
 	pk         asm.Packed
+
+	// A ggml block type of a mixed file (gt ≠ 0): gb holds the blocks as the
+	// file does, row by row, and the products run the pure-Go definitions of
+	// asm/dot_ggml.go on them (not packed).
+	gt quantize.GGMLType
+	gb []byte
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
+
+// blocked reports whether w is of a ggml block type (gt, gb).
+func (w *qmat) blocked() bool { return w.gt != 0 }
+
+// superK reports whether w multiplies Q8_K activations (superblocks of 256).
+func (w *qmat) superK() bool { return w.blocked() && w.gt.BlockElems() == asm.QK }
+
+// gRow returns the blocks of row r of a blocked matrix.
+func (w *qmat) gRow(r int) []byte {
+	rb := w.cols / w.gt.BlockElems() * w.gt.BlockBytes()
+	return w.gb[r*rb : (r+1)*rb : (r+1)*rb]
+}
 
 // rowBytes is the size of one row's quants.
 func (w *qmat) rowBytes() int {
@@ -34,6 +53,9 @@ func (w *qmat) rowBytes() int {
 // bytes is the size of the quants and scales as the kernels read them (2
 // bytes a scale when f16).
 func (w *qmat) bytes() int64 {
+	if w.blocked() {
+		return int64(len(w.gb))
+	}
 	sb := 4
 	if w.f16 {
 		sb = 2
@@ -73,6 +95,7 @@ type Model struct {
 	huge      func() error // releases the huge-page copy of the weights
 	weightB   int64
 	packOnce  sync.Once // the weights repacked (ensurePacked, CopyToHugePages)
+	anyK      bool      // some matrix multiplies Q8_K activations (qmat.superK)
 }
 
 // Config returns the model's resolved configuration.
@@ -187,6 +210,9 @@ func build(cfg Config, src tensorSource) (*Model, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range m.mats() {
+		m.anyK = m.anyK || w.superK()
 	}
 	for l := range c.NLayers {
 		f := c.LayerFlags[l]

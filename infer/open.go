@@ -5,6 +5,7 @@ import (
 
 	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/quantize"
 )
 
 // Open maps and validates the .mlb file at path (package mlb does every check of
@@ -85,6 +86,14 @@ func (s fileSource) mat(name string, rows, cols int) (qmat, error) {
 		return qmat{}, err
 	}
 	w := qmat{d: t.D, rows: rows, cols: cols}
+	if t.Type.Blocked() {
+		// mlb's type codes are quantize's GGMLType values.
+		w.gt, w.gb = quantize.GGMLType(mlb.TypeCode(t.Type)), t.Q
+		if w.gt.BlockElems() != t.Type.BlockElems() || len(t.Q) != rows*cols/w.gt.BlockElems()*w.gt.BlockBytes() {
+			return qmat{}, fmt.Errorf("infer: tensor %q: %d block bytes do not fit %v %d×%d", name, len(t.Q), t.Type, rows, cols)
+		}
+		return w, nil
+	}
 	switch t.Type {
 	case mlb.Q8_0:
 		w.q8 = t.Q8()

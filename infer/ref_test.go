@@ -19,6 +19,7 @@ type refModel struct {
 	f    *mlb.File
 	qact bool
 	w    map[string][]float64
+	k    map[string]bool // matrices multiplying Q8_K activations (K-quants, IQ4_XS)
 	// sq sums the squares of every matrix input by matrix name, and n counts
 	// the products, for the importance-matrix test.
 	sq map[string][]float64
@@ -26,7 +27,7 @@ type refModel struct {
 }
 
 func newRef(f *mlb.File, qact bool) *refModel {
-	r := &refModel{h: f.Header, f: f, qact: qact, w: map[string][]float64{}, sq: map[string][]float64{}, n: map[string]int{}}
+	r := &refModel{h: f.Header, f: f, qact: qact, w: map[string][]float64{}, k: map[string]bool{}, sq: map[string][]float64{}, n: map[string]int{}}
 	for i := range f.Tensors {
 		tt := &f.Tensors[i]
 		var v []float64
@@ -43,6 +44,15 @@ func newRef(f *mlb.File, qact bool) *refModel {
 			for _, x := range quantize.Dequantize(typ, tt.Q, tt.D, tt.Rows, tt.Cols) {
 				v = append(v, float64(x))
 			}
+		case mlb.Q4_1, mlb.Q5_0, mlb.Q4_K, mlb.Q5_K, mlb.Q6_K, mlb.IQ4_NL, mlb.IQ4_XS:
+			y := make([]float32, tt.Rows*tt.Cols)
+			if err := quantize.DequantizeGGML(quantize.GGMLType(mlb.TypeCode(tt.Type)), tt.Q, y); err != nil {
+				panic(err)
+			}
+			for _, x := range y {
+				v = append(v, float64(x))
+			}
+			r.k[tt.Name] = tt.Type.BlockElems() == 256
 		default:
 			continue
 		}
@@ -80,6 +90,29 @@ func qround(x []float64) []float64 {
 	return out
 }
 
+// qroundK rounds x to Q8_K per block of 256 (ggml's quantize_row_q8_K_ref,
+// in float64): max the value of largest magnitude, q = round-half-even
+// (−127·x/max) capped at 127, value q·(−max/127).
+func qroundK(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for b := 0; b < len(x); b += 256 {
+		mx, amax := 0.0, 0.0
+		for _, v := range x[b : b+256] {
+			if math.Abs(v) > amax {
+				amax, mx = math.Abs(v), v
+			}
+		}
+		if amax == 0 {
+			continue
+		}
+		for i, v := range x[b : b+256] {
+			q := math.Min(127, math.RoundToEven(-127*v/mx))
+			out[b+i] = q * (-mx / 127)
+		}
+	}
+	return out
+}
+
 // matvec returns W·x for the named rows×cols matrix.
 func (r *refModel) matvec(name string, x []float64) []float64 {
 	w := r.get(name)
@@ -91,7 +124,9 @@ func (r *refModel) matvec(name string, x []float64) []float64 {
 		r.sq[name][i] += v * v
 	}
 	r.n[name]++
-	if r.qact {
+	if r.qact && r.k[name] {
+		x = qroundK(x)
+	} else if r.qact {
 		x = qround(x)
 	}
 	out := make([]float64, len(w)/cols)

@@ -3,6 +3,8 @@ package infer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/krafla/krafla/asm"
 )
 
 // ErrContextFull is returned by Eval when the tokens would not fit in the
@@ -39,6 +41,9 @@ type Session struct {
 	h1, h3   []float32 // (B, hidden_dim)
 	qa       []int8    // (B, max input width): quantized activations
 	da       []float32 // (B, max input width / 32)
+	qk       []int8    // Q8_K activations, when a matrix multiplies them: (B, max input width)
+	dk       []float32 // (B, max input width / 256)
+	bk       []int16   // (B, max input width / 16)
 	u, z     []float32 // linear: (B, C), (B, V·dv)
 	lb, la   []float32 // linear: (B, V)
 	cos, sin [2][]float32
@@ -151,6 +156,11 @@ func (s *Session) scratch(b, ctx int) {
 	s.h3 = make([]float32, b*c.HiddenDim)
 	s.qa = make([]int8, b*in)
 	s.da = make([]float32, b*in/32)
+	if s.m.anyK {
+		s.qk = make([]int8, b*in)
+		s.dk = make([]float32, b*in/asm.QK)
+		s.bk = make([]int16, b*in/16)
+	}
 	for i := range s.cos {
 		s.cos[i] = make([]float32, b*c.RotDim/2)
 		s.sin[i] = make([]float32, b*c.RotDim/2)

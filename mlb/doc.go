@@ -16,7 +16,7 @@
 //	32      u32      max_seq              (1 to 2^24)
 //	36      f32      rope_theta           (> 0)
 //	40      f32      norm_eps             (>= 0)
-//	44      u32      wtype                (1 Q8_0, 2 Q4_0)
+//	44      u32      wtype                (1 Q8_0, 2 Q4_0, 3 mixed: a type table follows the layer flags)
 //	48      u32      shared_classifier
 //	52      u32      rope_type            (0 plain, 1 llama3, 2 linear, 3 yarn)
 //	56      f32      rope_factor

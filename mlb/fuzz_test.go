@@ -54,7 +54,15 @@ func tinyCases() []mlbtest.Case {
 		}
 		out = append(out, mlbtest.Case{Name: c.Name, Header: h})
 	}
-	return out
+	// A mixed file (wtype 3) with the ggml block types of 32 weights (the
+	// 256-weight ones need rows of 256, too large for a seed).
+	h := mlbtest.Mixed(mlb.Q4_1, mlb.Q5_0, mlb.IQ4_NL, mlb.Q8_0, mlb.Q4_0)
+	h.NLayers, h.Dim, h.HiddenDim, h.Vocab, h.MaxSeq, h.NHeads, h.NKVHeads = 1, 32, 32, 5, 16, 2, 1
+	h.Types = h.Types[:h.NumMatrices()]
+	if err := h.Validate(); err != nil {
+		panic(fmt.Sprintf("tiny mixed: %v", err))
+	}
+	return append(out, mlbtest.Case{Name: "mixed32", Header: h})
 }
 
 // TestFuzzSeeds checks that the checked-in seed corpus is what mlbtest writes

@@ -23,8 +23,9 @@ const (
 
 // Weight types (wtype).
 const (
-	WTypeQ8_0 = 1
-	WTypeQ4_0 = 2
+	WTypeQ8_0  = 1
+	WTypeQ4_0  = 2
+	WTypeMixed = 3 // krafla extension: a type table gives each matrix's type (docs/FORMATS.md)
 )
 
 // RoPE types (rope_type).
@@ -81,6 +82,7 @@ type Header struct {
 	TrueHiddenDim                                                     uint32 // krafla's extension at 160 (docs/FORMATS.md)
 
 	Flags []uint8 // the per-layer flag bytes (body), len NLayers when LayerFlags == 1
+	Types []uint8 // the type table (body): one type code per matrix in file order, when WType == WTypeMixed
 }
 
 // Field describes one header field as SPEC.md names it.
@@ -127,7 +129,7 @@ var fields = []Field{
 	u32f("max_seq", 32, "longest context", func(h *Header) *uint32 { return &h.MaxSeq }),
 	f32f("rope_theta", 36, "RoPE base", func(h *Header) *float32 { return &h.RopeTheta }),
 	f32f("norm_eps", 40, "RMSNorm epsilon", func(h *Header) *float32 { return &h.NormEps }),
-	u32f("wtype", 44, "1 = Q8_0, 2 = Q4_0", func(h *Header) *uint32 { return &h.WType }),
+	u32f("wtype", 44, "1 = Q8_0, 2 = Q4_0, 3 = per-matrix type table", func(h *Header) *uint32 { return &h.WType }),
 	u32f("shared_classifier", 48, "non-zero: tok_emb is the classifier", func(h *Header) *uint32 { return &h.SharedClassifier }),
 	u32f("rope_type", 52, "0 plain, 1 llama3, 2 linear, 3 yarn", func(h *Header) *uint32 { return &h.RopeType }),
 	f32f("rope_factor", 56, "RoPE scaling factor", func(h *Header) *float32 { return &h.RopeFactor }),
@@ -173,7 +175,7 @@ func FieldByName(name string) (Field, bool) {
 }
 
 // Marshal encodes the 256-byte header (magic, fields, zero padding). The layer
-// flags are not part of it: they are the body's first array.
+// flags and the type table are not part of it: they are the body's first arrays.
 func (h *Header) Marshal() []byte {
 	b := make([]byte, HeaderSize)
 	copy(b, Magic)
@@ -188,8 +190,8 @@ func (h *Header) Marshal() []byte {
 }
 
 // Unmarshal decodes the 256-byte header at the start of b. It checks only the
-// length and the magic; Validate checks the values. Flags is left nil: the flag
-// bytes are in the body (the loader fills them).
+// length and the magic; Validate checks the values. Flags and Types are left
+// nil: they are in the body (the loader fills them).
 func (h *Header) Unmarshal(b []byte) error {
 	if len(b) == 0 {
 		return formatErr(0, "empty file")

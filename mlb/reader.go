@@ -17,8 +17,8 @@ import (
 type Tensor struct {
 	TensorInfo
 	F32 []float32 // F32 tensors: the values, rows × cols (in place in the mapping)
-	Q   []byte    // quantized: the quants (in place); U8: the bytes
-	D   []float32 // quantized: the scales as f32, rows × cols/32 (in place for f32 scales, converted once for f16)
+	Q   []byte    // Q8_0, Q4_0: the quants (in place); Blocked types: the ggml blocks (in place); U8: the bytes
+	D   []float32 // Q8_0, Q4_0: the scales as f32, rows × cols/32 (in place for f32 scales, converted once for f16); nil for Blocked types
 }
 
 // Q8 returns the quants of a Q8_0 tensor as int8, without copying.
@@ -156,6 +156,25 @@ func parse(data []byte) (*File, error) {
 			return nil, err
 		}
 	}
+	if h.WType == WTypeMixed {
+		// The type table follows the layer flags; its length (at most a few
+		// matrices per layer) is bounded by the header, and checked against
+		// the file before it is copied.
+		o := int64(HeaderSize)
+		if h.LayerFlags != 0 {
+			o, _ = alignUp(o + int64(h.NLayers))
+		}
+		n := int64(h.numMatrices())
+		if int64(len(data)) < o+n {
+			return nil, &Error{Code: CodeFormat, Offset: o, Tensor: "type_table",
+				Msg: fmt.Sprintf("file of %d bytes is shorter than the arrays the header implies: %d type table bytes at offset %d",
+					len(data), n, o)}
+		}
+		h.Types = append([]uint8(nil), data[o:o+n]...)
+		if err := h.validateTypes(o); err != nil {
+			return nil, err
+		}
+	}
 	// Check the size before allocating anything sized by the header: a tiny file
 	// may claim 65536 layers.
 	size := int64(len(data))
@@ -187,6 +206,8 @@ func parse(data []byte) (*File, error) {
 			t.Q = bytes
 		case F32:
 			t.F32 = f32View(bytes)
+		case Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS:
+			t.Q = bytes
 		case Q8_0, Q4_0:
 			t.Q = bytes
 			if ti.Type == Q8_0 {
@@ -244,12 +265,12 @@ func f16ToF32(b []byte) []float32 {
 func firstBeyond(h *Header, size int64) (name string, off, end int64) {
 	pos := int64(HeaderSize)
 	found := false
-	walkArrays(h, func(layer int, n, suffix string, rows, cols int, e Elem) {
+	walkArrays(h, func(layer int, n, suffix string, rows, cols int, e Elem, t DType) {
 		if found {
 			return
 		}
 		// bodyEnd has checked that none of this overflows.
-		bytes := int64(rows) * int64(cols) * e.bits() / 8
+		bytes, _ := e.size(t, rows, cols)
 		if pos+bytes > size {
 			n += suffix
 			if layer >= 0 {

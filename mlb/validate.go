@@ -1,6 +1,10 @@
 package mlb
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
 
 func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
 
@@ -12,7 +16,8 @@ func off(name string) int64 {
 // Validate checks every header rule of SPEC.md's validation table (and the rules
 // its field notes state) and returns an *Error with ML_E_FORMAT or ML_E_SHAPE for
 // the first one broken, naming the field. When LayerFlags is 1 it also checks
-// Flags, which must hold NLayers bytes. It does not look at the body.
+// Flags, which must hold NLayers bytes, and when WType is 3 Types, which must
+// hold a known code for every matrix. It does not look at the body.
 func (h *Header) Validate() error {
 	if err := h.validateFormat(); err != nil {
 		return err
@@ -20,7 +25,10 @@ func (h *Header) Validate() error {
 	if err := h.validateShape(); err != nil {
 		return err
 	}
-	return h.validateFlags()
+	if err := h.validateFlags(); err != nil {
+		return err
+	}
+	return h.validateTypes(-1)
 }
 
 func bool01(name string, v uint32) error {
@@ -34,8 +42,8 @@ func (h *Header) validateFormat() error {
 	if h.Version != Version {
 		return formatErr(off("version"), "version %d is not supported, want %d", h.Version, Version)
 	}
-	if h.WType != WTypeQ8_0 && h.WType != WTypeQ4_0 {
-		return formatErr(off("wtype"), "unknown wtype %d, want 1 (Q8_0) or 2 (Q4_0)", h.WType)
+	if h.WType != WTypeQ8_0 && h.WType != WTypeQ4_0 && h.WType != WTypeMixed {
+		return formatErr(off("wtype"), "unknown wtype %d, want 1 (Q8_0), 2 (Q4_0) or 3 (type table)", h.WType)
 	}
 	if !(h.RopeTheta > 0) || !finite(h.RopeTheta) {
 		return formatErr(off("rope_theta"), "rope_theta %v must be finite and > 0", h.RopeTheta)
@@ -50,7 +58,7 @@ func (h *Header) validateFormat() error {
 		return formatErr(off("q8_mask"), "q8_mask %#x has unknown bits (known: %#x)", h.Q8Mask, maskKnown)
 	}
 	if h.Q8Mask != 0 && h.WType != WTypeQ4_0 {
-		return formatErr(off("q8_mask"), "q8_mask %#x set in a Q8_0 model, want 0", h.Q8Mask)
+		return formatErr(off("q8_mask"), "q8_mask %#x set in a model of wtype %d, want 0 (only Q4_0 models have one)", h.Q8Mask, h.WType)
 	}
 	for _, b := range []struct {
 		name string
@@ -261,4 +269,57 @@ func (h *Header) validateFlags() error {
 		}
 	}
 	return nil
+}
+
+// validateTypes checks a mixed file's type table: one code per matrix, each
+// one this reader knows, lb and la Q8_0 (as in every other file), columns a
+// whole number of the type's blocks, and the matrices of a padded FFN Q8_0 or
+// Q4_0 (whose zero code the loader checks). tableOff is the table's offset in
+// the file (-1 when unknown: the error then has none).
+func (h *Header) validateTypes(tableOff int64) error {
+	if h.WType != WTypeMixed {
+		if len(h.Types) != 0 {
+			return formatErr(off("wtype"), "wtype %d has no type table but %d type codes are given", h.WType, len(h.Types))
+		}
+		return nil
+	}
+	if n := h.numMatrices(); len(h.Types) != n {
+		return formatErr(tableOff, "type table has %d codes for %d matrices", len(h.Types), n)
+	}
+	at := func(i int) int64 {
+		if tableOff < 0 {
+			return -1
+		}
+		return tableOff + int64(i)
+	}
+	var err error
+	mi := 0
+	walkMats(h, func(layer int, name string, class uint32, _ DType, _, cols int) {
+		if class == 0 || err != nil {
+			mi += min(int(class), 1)
+			return
+		}
+		i := mi
+		mi++
+		if layer >= 0 {
+			name = "blk." + strconv.Itoa(layer) + "." + name
+		}
+		c := h.Types[i]
+		t, ok := TypeOfCode(c)
+		switch {
+		case !ok:
+			err = &Error{Code: CodeFormat, Offset: at(i), Tensor: name,
+				Msg: fmt.Sprintf("type table entry %d is %d, a type this reader does not know (known: 1 to %d)", i, c, len(typeCodes)-1)}
+		case class == classQ8 && t != Q8_0:
+			err = &Error{Code: CodeFormat, Offset: at(i), Tensor: name,
+				Msg: fmt.Sprintf("type table entry %d is %v; lb and la must be Q8_0", i, t)}
+		case cols%t.BlockElems() != 0:
+			err = &Error{Code: CodeShape, Offset: at(i), Tensor: name,
+				Msg: fmt.Sprintf("type %v needs columns in whole blocks of %d, but the matrix has %d", t, t.BlockElems(), cols)}
+		case h.TrueHiddenDim != 0 && (class == MaskW13 || class == MaskW2) && t != Q8_0 && t != Q4_0:
+			err = &Error{Code: CodeFormat, Offset: at(i), Tensor: name,
+				Msg: fmt.Sprintf("type %v in a padded FFN (true_hidden_dim %d): its matrices must be Q8_0 or Q4_0", t, h.TrueHiddenDim)}
+		}
+	})
+	return err
 }

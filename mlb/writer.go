@@ -41,6 +41,7 @@ func Create(path string, h *Header) (*Writer, error) {
 	}
 	w := &Writer{path: path, h: *h, ts: tensors(h)}
 	w.h.Flags = append([]uint8(nil), h.Flags...)
+	w.h.Types = append([]uint8(nil), h.Types...)
 	tmp, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, writeErr(path, err)
@@ -51,6 +52,11 @@ func Create(path string, h *Header) (*Writer, error) {
 	if w.h.LayerFlags != 0 {
 		w.next++ // the first tensor is layer_flags
 		w.write(w.h.Flags)
+		w.pad()
+	}
+	if w.h.WType == WTypeMixed {
+		w.next++ // then type_table
+		w.write(w.h.Types)
 		w.pad()
 	}
 	if w.err != nil {
@@ -89,7 +95,7 @@ func (w *Writer) Next() (t TensorInfo, ok bool) {
 func (w *Writer) Remaining() []TensorInfo { return w.ts[min(w.next, len(w.ts)):] }
 
 // expect checks that name is the next tensor; it fails the writer otherwise.
-func (w *Writer) expect(name string, quant bool) (TensorInfo, error) {
+func (w *Writer) expect(name string, quant, blocks bool) (TensorInfo, error) {
 	if w.err != nil {
 		return TensorInfo{}, w.err
 	}
@@ -104,13 +110,15 @@ func (w *Writer) expect(name string, quant bool) (TensorInfo, error) {
 		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: "written where " + t.Name + " comes next"}
 	case quant != t.Type.Quantized():
 		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("is %v, written with the wrong method", t.Type)}
+	case quant && t.Type.Blocked() != blocks:
+		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("is %v, written with the wrong method", t.Type)}
 	}
 	return t, w.err
 }
 
 // WriteF32 writes the next tensor, an F32 one of Rows × Cols values.
 func (w *Writer) WriteF32(name string, v []float32) error {
-	t, err := w.expect(name, false)
+	t, err := w.expect(name, false, false)
 	if err != nil {
 		return err
 	}
@@ -136,7 +144,7 @@ func (w *Writer) WriteF32(name string, v []float32) error {
 // Cols int8 bytes, none equal to -128; Q4_0: Rows × Cols / 2 bytes) and the
 // scales, already encoded little-endian as f32 or, with scale_f16, f16.
 func (w *Writer) WriteMatrix(name string, q, scales []byte) error {
-	t, err := w.expect(name, true)
+	t, err := w.expect(name, true, false)
 	if err != nil {
 		return err
 	}
@@ -165,6 +173,24 @@ func (w *Writer) WriteMatrix(name string, q, scales []byte) error {
 	w.write(q)
 	w.pad()
 	w.write(scales)
+	w.pad()
+	w.next++
+	return w.err
+}
+
+// WriteBlocks writes the next tensor, one of a Blocked type (Q4_K, IQ4_XS, …):
+// Rows × Cols / BlockElems ggml blocks of BlockBytes each, as GGUF stores them.
+func (w *Writer) WriteBlocks(name string, b []byte) error {
+	t, err := w.expect(name, true, true)
+	if err != nil {
+		return err
+	}
+	n := int64(t.Rows) * int64(t.Cols/t.Type.BlockElems()) * int64(t.Type.BlockBytes())
+	if int64(len(b)) != n {
+		w.err = &Error{Code: CodeShape, Path: w.path, Offset: -1, Tensor: name, Msg: fmt.Sprintf("%v %d×%d: %d block bytes, want %d", t.Type, t.Rows, t.Cols, len(b), n)}
+		return w.err
+	}
+	w.write(b)
 	w.pad()
 	w.next++
 	return w.err

@@ -24,4 +24,9 @@
 // weighting, the first candidate with the smallest weighted error wins), Q4_0 round
 // (quantize_row_q4_0_ref of llama.cpp) and the importance weighting
 // imp·sqrt(s² + x²) of quantize_row_q4_0_impl.
+//
+// DequantizeGGML dequantizes the ggml block types a mixed .mlb file keeps as
+// ggml's own blocks (GGMLType: Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS),
+// bit for bit as gguf-py's quants.py does; this package does not quantize to
+// them (a GGUF import copies them).
 package quantize

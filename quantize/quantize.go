@@ -21,6 +21,10 @@ type Type uint32
 const (
 	TypeQ8_0 Type = 1
 	TypeQ4_0 Type = 2
+	// TypeKeep (wtype 3, a mixed file) asks a GGUF import to keep each
+	// matrix's own type, its ggml blocks copied bit for bit where the .mlb
+	// can hold them (docs/FORMATS.md, "Mixed types").
+	TypeKeep Type = 3
 )
 
 // String returns "q8_0", "q4_0" or "type(N)".
@@ -30,6 +34,8 @@ func (t Type) String() string {
 		return "q8_0"
 	case TypeQ4_0:
 		return "q4_0"
+	case TypeKeep:
+		return "keep"
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }

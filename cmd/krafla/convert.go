@@ -92,7 +92,7 @@ the reason.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "output .mlb (default: the folder's name with .mlb, in the current directory)")
-	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0 or q4_0")
+	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0, q4_0, or keep (GGUF input: every matrix keeps its type, Q4_K/Q5_K/Q6_K/IQ4_XS/IQ4_NL/Q5_0/Q4_1 blocks copied bit for bit)")
 	f.StringVar(&o.Q8, "q8", "", "with --type q4_0: comma-separated matrix classes to keep in Q8_0")
 	f.StringVar(&o.Q4Rule, "q4-rule", "", "Q4_0 rounding: best (least-squares fit) or round (llama.cpp); default round for Gemma 3, best otherwise")
 	f.StringVar(&o.Imatrix, "imatrix", "", "importance matrix (from krafla imatrix) weighting the Q4_0 best fit")
@@ -112,8 +112,10 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 		opt.Type = quantize.TypeQ8_0
 	case "q4_0", "q4":
 		opt.Type = quantize.TypeQ4_0
+	case "keep":
+		opt.Type = quantize.TypeKeep
 	default:
-		return usageError{fmt.Errorf("--type %q: want q8_0 or q4_0", o.Type)}
+		return usageError{fmt.Errorf("--type %q: want q8_0, q4_0 or keep (GGUF input)", o.Type)}
 	}
 	m, err := convert.ParseQ8Classes(o.Q8)
 	if err != nil {
@@ -165,6 +167,9 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 		return err
 	}
 	typ := strings.ToUpper(quantize.Type(rep.Header.WType).String())
+	if rep.Header.WType == uint32(quantize.TypeKeep) {
+		typ = "mixed types (each matrix's GGUF type kept)"
+	}
 	if rep.Q4Rule != "" {
 		typ += ", " + rep.Q4Rule + " fit"
 	}

@@ -216,18 +216,19 @@ type mlbLayer struct {
 }
 
 type mlbTotals struct {
-	Parameters       int64   `json:"parameters"`
-	QuantParameters  int64   `json:"quantized_parameters"`
-	Q8Parameters     int64   `json:"q8_0_parameters"`
-	Q4Parameters     int64   `json:"q4_0_parameters"`
-	QuantBytes       int64   `json:"quantized_bytes"` // quants and scales, without padding
-	BitsPerWeight    float64 `json:"bits_per_weight"` // of the quantized matrices
-	FileBitsPerParam float64 `json:"file_bits_per_parameter"`
-	FileSize         int64   `json:"file_size"`
-	KVBytesPerPos    int64   `json:"kv_cache_bytes_per_position"`
-	KVBytesMaxSeq    int64   `json:"kv_cache_bytes_at_max_seq"`
-	Tensors          int     `json:"tensors"`
-	Arrays           int     `json:"arrays"`
+	Parameters       int64            `json:"parameters"`
+	QuantParameters  int64            `json:"quantized_parameters"`
+	Q8Parameters     int64            `json:"q8_0_parameters"`
+	Q4Parameters     int64            `json:"q4_0_parameters"`
+	TypeParameters   map[string]int64 `json:"type_parameters,omitempty"` // a mixed file (wtype 3): parameters per matrix type
+	QuantBytes       int64            `json:"quantized_bytes"`           // quants and scales, without padding
+	BitsPerWeight    float64          `json:"bits_per_weight"`           // of the quantized matrices
+	FileBitsPerParam float64          `json:"file_bits_per_parameter"`
+	FileSize         int64            `json:"file_size"`
+	KVBytesPerPos    int64            `json:"kv_cache_bytes_per_position"`
+	KVBytesMaxSeq    int64            `json:"kv_cache_bytes_at_max_seq"`
+	Tensors          int              `json:"tensors"`
+	Arrays           int              `json:"arrays"`
 }
 
 type mlbArray struct {
@@ -317,21 +318,34 @@ func mlbBuildReport(f *mlb.File, withArrays bool) mlbReport {
 		case mlb.Q4_0:
 			r.Totals.Q4Parameters += n
 		}
+		if h.WType == mlb.WTypeMixed && t.Type.Quantized() {
+			if r.Totals.TypeParameters == nil {
+				r.Totals.TypeParameters = map[string]int64{}
+			}
+			r.Totals.TypeParameters[t.Type.String()] += n
+			r.Totals.QuantParameters += n
+		}
 	}
 	for _, a := range f.Arrays {
 		if l := tensorLayer[a.Tensor]; l >= 0 {
 			layerBytes[l] += a.Bytes
 		}
 		switch a.Elem {
-		case mlb.ElemQ8, mlb.ElemQ4, mlb.ElemScaleF32, mlb.ElemScaleF16:
+		case mlb.ElemQ8, mlb.ElemQ4, mlb.ElemScaleF32, mlb.ElemScaleF16, mlb.ElemBlocks:
 			r.Totals.QuantBytes += a.Bytes
 		}
 		if withArrays {
-			r.Arrays = append(r.Arrays, mlbArray{Name: a.Name, Tensor: a.Tensor, Type: a.Elem.String(),
+			typ := a.Elem.String()
+			if a.Elem == mlb.ElemBlocks {
+				typ = strings.ToLower(a.Type.String()) + " blocks"
+			}
+			r.Arrays = append(r.Arrays, mlbArray{Name: a.Name, Tensor: a.Tensor, Type: typ,
 				Rows: a.Rows, Cols: a.Cols, Offset: a.Offset, Bytes: a.Bytes})
 		}
 	}
-	r.Totals.QuantParameters = r.Totals.Q8Parameters + r.Totals.Q4Parameters
+	if h.WType != mlb.WTypeMixed {
+		r.Totals.QuantParameters = r.Totals.Q8Parameters + r.Totals.Q4Parameters
+	}
 	if r.Totals.QuantParameters > 0 {
 		r.Totals.BitsPerWeight = float64(r.Totals.QuantBytes) * 8 / float64(r.Totals.QuantParameters)
 	}
@@ -444,7 +458,7 @@ func mlbBytes(n int64) string {
 }
 
 func mlbPrintTables(out io.Writer, h *mlb.Header, r mlbReport, withArrays bool) error {
-	wt := map[uint32]string{mlb.WTypeQ8_0: "Q8_0", mlb.WTypeQ4_0: "Q4_0"}[h.WType]
+	wt := map[uint32]string{mlb.WTypeQ8_0: "Q8_0", mlb.WTypeQ4_0: "Q4_0", mlb.WTypeMixed: "mixed types"}[h.WType]
 	fmt.Fprintf(out, "%s: valid .mlb model (MLB1 version %d), %s, %d layers, %d parameters\n",
 		r.Path, h.Version, wt, h.NLayers, r.Totals.Parameters)
 
@@ -504,7 +518,7 @@ func mlbPrintTables(out io.Writer, h *mlb.Header, r mlbReport, withArrays bool) 
 	t := r.Totals
 	rows = [][]string{
 		{"parameters", strconv.FormatInt(t.Parameters, 10)},
-		{"quantized parameters", fmt.Sprintf("%d (Q8_0 %d, Q4_0 %d)", t.QuantParameters, t.Q8Parameters, t.Q4Parameters)},
+		{"quantized parameters", mlbQuantSplit(t)},
 		{"bits per weight", fmt.Sprintf("%.3f (quantized matrices, scales included)", t.BitsPerWeight)},
 		{"file bits per parameter", fmt.Sprintf("%.3f", t.FileBitsPerParam)},
 		{"file size", mlbBytes(t.FileSize)},
@@ -527,4 +541,23 @@ func mlbPrintTables(out io.Writer, h *mlb.Header, r mlbReport, withArrays bool) 
 		}
 	}
 	return nil
+}
+
+// mlbQuantSplit is the quantized parameters by type: Q8_0 and Q4_0, or in a
+// mixed file every type it uses, in type-code order.
+func mlbQuantSplit(t mlbTotals) string {
+	if t.TypeParameters == nil {
+		return fmt.Sprintf("%d (Q8_0 %d, Q4_0 %d)", t.QuantParameters, t.Q8Parameters, t.Q4Parameters)
+	}
+	var parts []string
+	for c := uint8(1); ; c++ {
+		typ, ok := mlb.TypeOfCode(c)
+		if !ok {
+			break
+		}
+		if n, ok := t.TypeParameters[typ.String()]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", typ, n))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", t.QuantParameters, strings.Join(parts, ", "))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
@@ -272,5 +273,23 @@ func TestInspectMLTTensors(t *testing.T) {
 	}
 	if j.Kind != "tokenizer" || len(j.Tokens) != ntok || len(j.Merges) != nmerge {
 		t.Errorf("got kind %q, %d tokens, %d merges; want tokenizer, %d, %d", j.Kind, len(j.Tokens), len(j.Merges), ntok, nmerge)
+	}
+}
+
+// TestInspectMixedTypes inspects a mixed file (wtype 3): the header names the
+// type table, the totals split the parameters by type, and each matrix's
+// array says its block type.
+func TestInspectMixedTypes(t *testing.T) {
+	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q6_K, mlb.IQ4_XS, mlb.Q8_0)
+	path := mlbtest.Write(t, t.TempDir(), h, 1)
+	out, err := execInspect(t, "--tensors", path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"mixed types", "type_table", "tok_emb.b", "q4_k blocks", "q6_k blocks", "iq4_xs blocks",
+		"Q8_0 ", "Q4_K ", "Q6_K ", "IQ4_XS "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
 	}
 }

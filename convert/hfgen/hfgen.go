@@ -44,7 +44,7 @@ var Archs = []string{"llama", "llama3", "llama-linear", "llama-yarn", "mistral",
 // Shapes lists the sizes Write knows. "tiny" works with every architecture;
 // the others only with "llama" and "llama3", and give the real config of
 // that model (with random weights).
-var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b", "stories260k", "stories15m"}
+var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b", "stories260k", "stories15m", "k256"}
 
 // Options choose the size, precision and layout of a checkpoint.
 type Options struct {
@@ -96,6 +96,8 @@ func shapeDims(shape string) (dims, error) {
 		return dims{dim: 2048, layers: 16, heads: 32, kv: 8, headDim: 64, hidden: 8192, vocab: 128256, maxPos: 131072}, nil
 	case "stories260k": // llama2.c's stories260K: an FFN width (172) that is not a multiple of 32
 		return dims{dim: 64, layers: 5, heads: 8, kv: 4, headDim: 8, hidden: 172, vocab: 512, maxPos: 512}, nil
+	case "k256": // tiny, but every matrix a whole number of K-quant superblocks (256) wide
+		return dims{dim: 256, layers: 2, heads: 4, kv: 2, headDim: 64, hidden: 512, vocab: 320, maxPos: 256}, nil
 	case "stories15m": // llama2.c's stories15M: 15M parameters, tens of MB, for tests that need a conversion to last a while
 		return dims{dim: 288, layers: 6, heads: 6, kv: 6, headDim: 48, hidden: 768, vocab: 32000, maxPos: 256}, nil
 	}

@@ -45,7 +45,9 @@ func writeFile(path string, h mlb.Header, seed int64) error {
 		if !ok {
 			break
 		}
-		if ti.Type.Quantized() {
+		if ti.Type.Blocked() {
+			err = w.WriteBlocks(ti.Name, RandomBlocks(r, ti.Type, ti.Rows*ti.Cols/ti.Type.BlockElems(), ti.Cols))
+		} else if ti.Type.Quantized() {
 			q, d := randomMatrix(r, ti, h.ScaleF16 != 0)
 			zeroFFNPadding(&h, ti, q)
 			err = w.WriteMatrix(ti.Name, q, d)
@@ -127,6 +129,46 @@ func randomMatrix(r *rand.Rand, ti mlb.TensorInfo, f16 bool) (q, scales []byte) 
 		}
 	}
 	return q, scales
+}
+
+// f16Fields lists, per ggml block type, the byte offsets of its binary16
+// super-scales (d, and dmin or m where it has one) inside a block.
+var f16Fields = map[mlb.DType][]int{
+	mlb.Q4_1: {0, 2}, mlb.Q5_0: {0}, mlb.Q4_K: {0, 2}, mlb.Q5_K: {0, 2},
+	mlb.Q6_K: {208}, mlb.IQ4_NL: {0}, mlb.IQ4_XS: {0},
+}
+
+// RandomBlocks returns n random blocks of a Blocked type t for rows of cols
+// weights: every quant and sub-scale bit random, the binary16 super-scales
+// positive and sized like randomMatrix's scales (dmin and m a quarter of d).
+func RandomBlocks(r *rand.Rand, t mlb.DType, n, cols int) []byte {
+	bb := t.BlockBytes()
+	b := make([]byte, n*bb)
+	r.Read(b)
+	base := 1 / (8 * 40 * math.Sqrt(float64(cols))) // sub-scales up to ~63, quants up to ~127
+	for i := 0; i < n; i++ {
+		for k, o := range f16Fields[t] {
+			d := float32(base * (0.5 + r.Float64()))
+			if k > 0 {
+				d /= 4
+			}
+			binary.LittleEndian.PutUint16(b[i*bb+o:], float16.Fromfloat32(d).Bits())
+		}
+	}
+	return b
+}
+
+// Mixed returns Base as a mixed file (wtype 3) whose type table gives the
+// matrices, in file order, the types of types in turn (dim 256 and FFN 256 so
+// that every type fits every matrix).
+func Mixed(types ...mlb.DType) mlb.Header {
+	h := Base()
+	h.WType, h.Dim, h.HiddenDim, h.NHeads, h.NKVHeads = mlb.WTypeMixed, 256, 256, 8, 4
+	h.Types = make([]uint8, h.NumMatrices())
+	for i := range h.Types {
+		h.Types[i] = mlb.TypeCode(types[i%len(types)])
+	}
+	return h
 }
 
 // randomF32 returns values for an F32 tensor chosen by its role: norms near 1,

@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego
+
+package asm
+
+func q4kIsum(qs []byte, a []int8, sc *[8]int32) int32 { return q4kIsumGeneric(qs, a, sc) }
+
+func q6kIsum(ql, qh []byte, a []int8, sc *[16]int16) int32 { return q6kIsumGeneric(ql, qh, a, sc) }
+
+func iq4xsIsum(qs []byte, a []int8, sc *[8]int16) int32 { return iq4xsIsumGeneric(qs, a, sc) }
+
+func q5kIsum(qs, qh []byte, a []int8, sc *[8]int32) int32 { return q5kIsumGeneric(qs, qh, a, sc) }

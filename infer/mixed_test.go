@@ -1,0 +1,80 @@
+package infer
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlb/mlbtest"
+)
+
+// mixedCases are mixed files (wtype 3) covering every ggml block type.
+var mixedCases = []struct {
+	name  string
+	types []mlb.DType
+}{
+	{"k_quants", []mlb.DType{mlb.Q4_K, mlb.Q5_K, mlb.Q6_K, mlb.IQ4_XS}},
+	{"blocks_of_32", []mlb.DType{mlb.Q4_1, mlb.Q5_0, mlb.IQ4_NL, mlb.Q8_0, mlb.Q4_0}},
+	{"q4_k_m_like", []mlb.DType{mlb.Q4_K, mlb.Q4_K, mlb.Q6_K, mlb.Q4_K, mlb.Q4_K, mlb.Q6_K, mlb.Q4_K}},
+}
+
+// TestMixedMatchesReference runs mixed models through the forward pass and
+// compares every position's logits with the float64 reference of
+// ref_test.go, which dequantizes the blocks with quantize.DequantizeGGML
+// (checked against gguf-py) and, in refQ, rounds each matrix input as the
+// runtime does (Q8_K for the 256-blocks, Q8_0 for the others). Tolerances as
+// TestForwardMatchesReference's.
+func TestMixedMatchesReference(t *testing.T) {
+	for _, c := range mixedCases {
+		t.Run(c.name, func(t *testing.T) {
+			h := mlbtest.Mixed(c.types...)
+			m, f := openModel(t, h, 1)
+			r := rand.New(rand.NewSource(2))
+			tokens := randTokens(r, 24, int(h.Vocab))
+			got := allLogits(t, m, SessionOptions{Threads: 2, Batch: 16}, tokens, 0)
+			refQ := newRef(f, true).logits(tokens)
+			refF := newRef(f, false).logits(tokens)
+			quantEffect := maxDiff64(refQ, refF)
+			dq, rms := maxDiff(got, refQ)
+			df, _ := maxDiff(got, refF)
+			if d, _ := maxDiff(got[:1], refQ[:1]); d > 1e-4*rms {
+				t.Errorf("position 0: max |fast − refQ| = %.3g, want ≤ %.3g", d, 1e-4*rms)
+			}
+			t.Logf("rms %.3g; |fast−refQ| %.3g; |fast−ref| %.3g; activation rounding moves the reference by %.3g", rms, dq, df, quantEffect)
+			if tol := 0.5*quantEffect + 1e-4*rms; dq > tol {
+				t.Errorf("max |fast − reference with activation rounding| = %.4g, want ≤ %.4g", dq, tol)
+			}
+			if tol := 1.5*quantEffect + 1e-4*rms; df > tol {
+				t.Errorf("max |fast − float64 reference| = %.4g, want ≤ %.4g", df, tol)
+			}
+			if !(rms > 0) || math.IsInf(rms, 0) {
+				t.Errorf("logit rms %v", rms)
+			}
+		})
+	}
+}
+
+// TestMixedBatchingAndThreads: for mixed files too, token-by-token decoding,
+// any batch size and any thread count give the same bits.
+func TestMixedBatchingAndThreads(t *testing.T) {
+	for _, c := range mixedCases {
+		t.Run(c.name, func(t *testing.T) {
+			h := mlbtest.Mixed(c.types...)
+			m, _ := openModel(t, h, 3)
+			r := rand.New(rand.NewSource(4))
+			tokens := randTokens(r, 21, int(h.Vocab))
+			want := allLogits(t, m, SessionOptions{Threads: 1, Batch: 64}, tokens, 0)
+			for _, o := range []SessionOptions{{Threads: 3, Batch: 1}, {Threads: 2, Batch: 5}} {
+				got := allLogits(t, m, o, tokens, 0)
+				for i := range want {
+					for j := range want[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+							t.Fatalf("%+v: position %d logit %d = %v, want %v", o, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
