@@ -1,0 +1,66 @@
+//go:build arm64 && gc && !purego
+
+package asm
+
+// The product kernels (kernels_arm64.s, written by _genarm64/gen.py; run
+// `python3 _genarm64/gen.py > kernels_arm64.s` in asm/): gemv over ngroups ≥ 1
+// groups of 16 rows of the packed layout from w, nb ≥ 1 blocks, one
+// activation row packed by packAct (g = 1) with the correction k·Σa, k = −8
+// for Q4_0 (the sums start at it) and 0 for Q8_0. DotProd kernels use SDOT,
+// NEON ones SMULL + ADDP + SADALP (exact: a pair of products fits int16).
+
+//go:noescape
+func gemvQ8_0DotProd(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0DotProd(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ8_0F16DotProd(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0F16DotProd(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ8_0NEON(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0NEON(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ8_0F16NEON(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvQ4_0F16NEON(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+// gemmRows makes a gemm of one activation row (g = 1) from a gemv: the
+// matrix-matrix product runs the gemv row by row.
+func gemmRows(gemv func(out *float32, w *byte, ngroups int, nb int, act *byte)) func(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte) {
+	return func(out *float32, _ int, w *byte, ngroups int, nb int, act *byte) { gemv(out, w, ngroups, nb, act) }
+}
+
+var kernelSets = [2][2][2]kernelSet{ // [f16?][dotprod?][q4?]
+	{
+		{{gemvQ8_0NEON, gemmRows(gemvQ8_0NEON), 1, 0, false, false}, {gemvQ4_0NEON, gemmRows(gemvQ4_0NEON), 1, -8, true, false}},
+		{{gemvQ8_0DotProd, gemmRows(gemvQ8_0DotProd), 1, 0, false, false}, {gemvQ4_0DotProd, gemmRows(gemvQ4_0DotProd), 1, -8, true, false}},
+	},
+	{
+		{{gemvQ8_0F16NEON, gemmRows(gemvQ8_0F16NEON), 1, 0, false, true}, {gemvQ4_0F16NEON, gemmRows(gemvQ4_0F16NEON), 1, -8, true, true}},
+		{{gemvQ8_0F16DotProd, gemmRows(gemvQ8_0F16DotProd), 1, 0, false, true}, {gemvQ4_0F16DotProd, gemmRows(gemvQ4_0F16DotProd), 1, -8, true, true}},
+	},
+}
+
+func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
+	if active == Generic {
+		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
+		return
+	}
+	packedMatMulSIMD(&kernelSets[b2i(f16)][b2i(active >= DotProd)][b2i(q4)], out, ldo, w, rows, a, da, n, nb)
+}
+
+// packAct is packActGeneric (kernels_amd64.go has the layout).
+func packAct(dst []byte, a []int8, da []float32, nb, g int, k int32) {
+	packActGeneric(dst, a, da, nb, g, k)
+}
+
+func quantizeQ8_0(x []float32, q []int8, d []float32) { quantizeQ8_0Generic(x, q, d) }
