@@ -63,4 +63,15 @@ func packAct(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 	packActGeneric(dst, a, da, nb, g, k)
 }
 
-func quantizeQ8_0(x []float32, q []int8, d []float32) { quantizeQ8_0Generic(x, q, d) }
+// quantizeQ8_0NEON is quantizeQ8_0Generic over nb ≥ 1 blocks.
+//
+//go:noescape
+func quantizeQ8_0NEON(x *float32, q *int8, d *float32, nb int)
+
+func quantizeQ8_0(x []float32, q []int8, d []float32) {
+	if active >= NEON {
+		quantizeQ8_0NEON(&x[0], &q[0], &d[0], len(x)/BlockSize)
+		return
+	}
+	quantizeQ8_0Generic(x, q, d)
+}
