@@ -4,12 +4,6 @@ package asm
 
 // Kernels without an arm64 version yet run their pure-Go twins.
 
-func dotF32(a, b []float32) float32 { return dotF32Generic(a, b) }
-
-func axpyF32(y []float32, a float32, x []float32) { axpyF32Generic(y, a, x) }
-
-func axpyF32Strided(y, w, v []float32, stride int) { axpyF32StridedGeneric(y, w, v, stride) }
-
 func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
 
 func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }
@@ -19,10 +13,6 @@ func putF16(dst []uint16, x []float32) { putF16Generic(dst, x) }
 func roundF16(x []float32) { roundF16Generic(x) }
 
 func axpyF16Strided(y, w []float32, v []uint16, stride int) { axpyF16StridedGeneric(y, w, v, stride) }
-
-func sumF32(x []float32) float32 { return sumF32Generic(x) }
-
-func scaleF32(x []float32, s float32, div bool) { scaleF32Generic(x, s, div) }
 
 func maxF32(x []float32) float32 { return maxF32Generic(x[1:], x[0]) }
 

@@ -75,3 +75,77 @@ func quantizeQ8_0(x []float32, q []int8, d []float32) {
 	}
 	quantizeQ8_0Generic(x, q, d)
 }
+
+// The f32 kernels (float_arm64.s); the 8-lane sums leave their lanes in acc
+// for the Go tail and reduce8, so that every element goes to the twin's lane.
+
+//go:noescape
+func dotF32NEON(acc *[8]float32, a *float32, b *float32, n int)
+
+//go:noescape
+func sumF32NEON(acc *[8]float32, x *float32, n int)
+
+//go:noescape
+func axpyF32NEON(y *float32, a float32, x *float32, n int)
+
+//go:noescape
+func scaleF32NEON(x *float32, s float32, n int, div bool)
+
+func dotF32(a, b []float32) float32 {
+	var acc [8]float32
+	n := 0
+	if active >= NEON {
+		if n = len(a) &^ 7; n > 0 {
+			dotF32NEON(&acc, &a[0], &b[0], n)
+		}
+	}
+	b = b[:len(a)]
+	for i := n; i < len(a); i++ {
+		acc[i&7] = acc[i&7] + float32(a[i]*b[i])
+	}
+	return reduce8(&acc)
+}
+
+func sumF32(x []float32) float32 {
+	var acc [8]float32
+	n := 0
+	if active >= NEON {
+		if n = len(x) &^ 7; n > 0 {
+			sumF32NEON(&acc, &x[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		acc[i&7] = acc[i&7] + x[i]
+	}
+	return reduce8(&acc)
+}
+
+func axpyF32(y []float32, a float32, x []float32) {
+	if active >= NEON {
+		if n := len(y) &^ 3; n > 0 {
+			axpyF32NEON(&y[0], a, &x[0], n)
+			y, x = y[n:], x[n:]
+		}
+	}
+	axpyF32Generic(y, a, x)
+}
+
+func axpyF32Strided(y, w, v []float32, stride int) {
+	if active < NEON {
+		axpyF32StridedGeneric(y, w, v, stride)
+		return
+	}
+	for j, a := range w {
+		axpyF32(y, a, v[j*stride:j*stride+len(y)])
+	}
+}
+
+func scaleF32(x []float32, s float32, div bool) {
+	if active >= NEON {
+		if n := len(x) &^ 3; n > 0 {
+			scaleF32NEON(&x[0], s, n, div)
+			x = x[n:]
+		}
+	}
+	scaleF32Generic(x, s, div)
+}

@@ -1,0 +1,89 @@
+//go:build arm64 && gc && !purego
+
+#include "textflag.h"
+
+// The f32 kernels of float.go for arm64, each a separate rounded FMUL and
+// FADD (no FMLA where the twin has a product and a sum). The 8-lane sums
+// keep lanes 0-3 in one register and 4-7 in another.
+
+#define FMUL4(d, n, m) WORD $(0x6E20DC00 | ((m)<<16) | ((n)<<5) | (d))
+#define FADD4(d, n, m) WORD $(0x4E20D400 | ((m)<<16) | ((n)<<5) | (d))
+#define FDIV4(d, n, m) WORD $(0x6E20FC00 | ((m)<<16) | ((n)<<5) | (d))
+
+// func dotF32NEON(acc *[8]float32, a *float32, b *float32, n int)
+// acc[l] = acc[l] + float32(a[i]·b[i]) for i ≡ l mod 8, n a multiple of 8, ≥ 8.
+TEXT ·dotF32NEON(SB), NOSPLIT, $0-32
+	MOVD acc+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD b+16(FP), R2
+	MOVD n+24(FP), R3
+	VLD1 (R0), [V0.S4, V1.S4]
+dotloop:
+	VLD1.P 32(R1), [V2.S4, V3.S4]
+	VLD1.P 32(R2), [V4.S4, V5.S4]
+	FMUL4(2, 2, 4)
+	FMUL4(3, 3, 5)
+	FADD4(0, 0, 2)
+	FADD4(1, 1, 3)
+	SUBS $8, R3, R3
+	BNE dotloop
+	VST1 [V0.S4, V1.S4], (R0)
+	RET
+
+// func sumF32NEON(acc *[8]float32, x *float32, n int)
+// acc[l] = acc[l] + x[i] for i ≡ l mod 8, n a multiple of 8, ≥ 8.
+TEXT ·sumF32NEON(SB), NOSPLIT, $0-24
+	MOVD acc+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R3
+	VLD1 (R0), [V0.S4, V1.S4]
+sumloop:
+	VLD1.P 32(R1), [V2.S4, V3.S4]
+	FADD4(0, 0, 2)
+	FADD4(1, 1, 3)
+	SUBS $8, R3, R3
+	BNE sumloop
+	VST1 [V0.S4, V1.S4], (R0)
+	RET
+
+// func axpyF32NEON(y *float32, a float32, x *float32, n int)
+// y[i] = y[i] + float32(a·x[i]), n a multiple of 4, ≥ 4.
+TEXT ·axpyF32NEON(SB), NOSPLIT, $0-32
+	MOVD y+0(FP), R0
+	FMOVS a+8(FP), F6
+	MOVD x+16(FP), R2
+	MOVD n+24(FP), R3
+	VDUP V6.S[0], V6.S4
+axpyloop:
+	VLD1 (R0), [V0.S4]
+	VLD1.P 16(R2), [V2.S4]
+	FMUL4(2, 2, 6)
+	FADD4(0, 0, 2)
+	VST1.P [V0.S4], 16(R0)
+	SUBS $4, R3, R3
+	BNE axpyloop
+	RET
+
+// func scaleF32NEON(x *float32, s float32, n int, div bool)
+// x[i] = x[i]·s, or x[i]/s with div, n a multiple of 4, ≥ 4.
+TEXT ·scaleF32NEON(SB), NOSPLIT, $0-25
+	MOVD x+0(FP), R0
+	FMOVS s+8(FP), F6
+	MOVD n+16(FP), R3
+	MOVBU div+24(FP), R4
+	VDUP V6.S[0], V6.S4
+	CBNZ R4, divloop
+mulloop:
+	VLD1 (R0), [V0.S4]
+	FMUL4(0, 0, 6)
+	VST1.P [V0.S4], 16(R0)
+	SUBS $4, R3, R3
+	BNE mulloop
+	RET
+divloop:
+	VLD1 (R0), [V0.S4]
+	FDIV4(0, 0, 6)
+	VST1.P [V0.S4], 16(R0)
+	SUBS $4, R3, R3
+	BNE divloop
+	RET
