@@ -39,14 +39,31 @@ func gemmRows(gemv func(out *float32, w *byte, ngroups int, nb int, act *byte)) 
 	return func(out *float32, _ int, w *byte, ngroups int, nb int, act *byte) { gemv(out, w, ngroups, nb, act) }
 }
 
-var kernelSets = [2][2][2]kernelSet{ // [f16?][dotprod?][q4?]
+// gemm2…I8MM multiply two activation rows (g = 2) with SMMLA; an odd last
+// row goes through the dotprod gemv.
+
+//go:noescape
+func gemm2Q8_0I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm2Q4_0I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm2Q8_0F16I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm2Q4_0F16I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+var kernelSets = [2][3][2]kernelSet{ // [f16?][neon, dotprod, i8mm][q4?]
 	{
 		{{gemvQ8_0NEON, gemmRows(gemvQ8_0NEON), 1, 0, false, false}, {gemvQ4_0NEON, gemmRows(gemvQ4_0NEON), 1, -8, true, false}},
 		{{gemvQ8_0DotProd, gemmRows(gemvQ8_0DotProd), 1, 0, false, false}, {gemvQ4_0DotProd, gemmRows(gemvQ4_0DotProd), 1, -8, true, false}},
+		{{gemvQ8_0DotProd, gemm2Q8_0I8MM, 2, 0, false, false}, {gemvQ4_0DotProd, gemm2Q4_0I8MM, 2, -8, true, false}},
 	},
 	{
 		{{gemvQ8_0F16NEON, gemmRows(gemvQ8_0F16NEON), 1, 0, false, true}, {gemvQ4_0F16NEON, gemmRows(gemvQ4_0F16NEON), 1, -8, true, true}},
 		{{gemvQ8_0F16DotProd, gemmRows(gemvQ8_0F16DotProd), 1, 0, false, true}, {gemvQ4_0F16DotProd, gemmRows(gemvQ4_0F16DotProd), 1, -8, true, true}},
+		{{gemvQ8_0F16DotProd, gemm2Q8_0F16I8MM, 2, 0, false, true}, {gemvQ4_0F16DotProd, gemm2Q4_0F16I8MM, 2, -8, true, true}},
 	},
 }
 
@@ -55,7 +72,7 @@ func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []
 		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
 		return
 	}
-	packedMatMulSIMD(&kernelSets[b2i(f16)][b2i(active >= DotProd)][b2i(q4)], out, ldo, w, rows, a, da, n, nb)
+	packedMatMulSIMD(&kernelSets[b2i(f16)][active-NEON][b2i(q4)], out, ldo, w, rows, a, da, n, nb)
 }
 
 // packAct is packActGeneric (kernels_amd64.go has the layout).

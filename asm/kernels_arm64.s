@@ -21,6 +21,16 @@
 // FCVTL Vd.4S, Vn.4H (low half) and FCVTL2 (high half)
 #define FCVTL(d, n) WORD $(0x0E217800 | ((n)<<5) | (d))
 #define FCVTL2(d, n) WORD $(0x4E217800 | ((n)<<5) | (d))
+// SMMLA Vd.4S, Vn.16B, Vm.16B (I8MM): Vd += the 2×2 int32 products of Vn's
+// two rows of 8 bytes with Vm's two rows of 8 bytes
+#define SMMLA(d, n, m) WORD $(0x4E80A400 | ((m)<<16) | ((n)<<5) | (d))
+// ZIP1/ZIP2 Vd.4S (or .2D), Vn, Vm; UZP1/UZP2 Vd.4S, Vn, Vm
+#define ZIP1S(d, n, m) WORD $(0x4E803800 | ((m)<<16) | ((n)<<5) | (d))
+#define ZIP2S(d, n, m) WORD $(0x4E807800 | ((m)<<16) | ((n)<<5) | (d))
+#define ZIP1D(d, n, m) WORD $(0x4EC03800 | ((m)<<16) | ((n)<<5) | (d))
+#define ZIP2D(d, n, m) WORD $(0x4EC07800 | ((m)<<16) | ((n)<<5) | (d))
+#define UZP1S(d, n, m) WORD $(0x4E801800 | ((m)<<16) | ((n)<<5) | (d))
+#define UZP2S(d, n, m) WORD $(0x4E805800 | ((m)<<16) | ((n)<<5) | (d))
 
 // func gemvQ8_0DotProd(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ8_0DotProd(SB), NOSPLIT, $0-40
@@ -1274,6 +1284,722 @@ block:
 	SUBS $1, R6, R6
 	BNE block
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func gemm2Q8_0I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+TEXT ·gemm2Q8_0I8MM(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD ldo+8(FP), R10
+	LSL $2, R10, R10
+	MOVD w+16(FP), R1
+	MOVD ngroups+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD act+40(FP), R4
+group:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R5
+	MOVD R3, R6
+block:
+	MOVD R1, R9
+	ADD $64, R1, R1
+	VLD1.P 64(R5), [V20.B16, V21.B16, V22.B16, V23.B16]
+	ZIP1D(16, 20, 22)  // activation bytes 0-7 of rows 0, 1
+	ZIP2D(17, 20, 22)  // 8-15
+	ZIP1D(18, 21, 23)  // 16-23
+	ZIP2D(19, 21, 23)  // 24-31
+	VLD1R.P 8(R5), [V28.D2]  // [da0, da1, da0, da1]
+	VLD1R.P 8(R5), [V29.D2]  // the corrections, same pattern
+	VMOV V29.B16, V8.B16
+	VMOV V29.B16, V9.B16
+	VMOV V29.B16, V10.B16
+	VMOV V29.B16, V11.B16
+	VMOV V29.B16, V12.B16
+	VMOV V29.B16, V13.B16
+	VMOV V29.B16, V14.B16
+	VMOV V29.B16, V15.B16
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 16)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 16)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 16)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 16)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 16)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 16)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 16)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 16)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 17)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 17)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 17)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 17)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 17)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 17)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 17)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 17)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 18)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 18)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 18)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 18)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 18)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 18)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 18)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 18)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 19)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 19)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 19)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 19)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 19)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 19)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 19)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 19)
+	VLD1 (R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ZIP1S(24, 20, 20)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 20, 20)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(8, 8)
+	FMUL4(8, 8, 24)
+	FADD4(0, 0, 8)
+	SCVTF4(9, 9)
+	FMUL4(9, 9, 25)
+	FADD4(1, 1, 9)
+	ZIP1S(24, 21, 21)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 21, 21)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(10, 10)
+	FMUL4(10, 10, 24)
+	FADD4(2, 2, 10)
+	SCVTF4(11, 11)
+	FMUL4(11, 11, 25)
+	FADD4(3, 3, 11)
+	ZIP1S(24, 22, 22)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 22, 22)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(12, 12)
+	FMUL4(12, 12, 24)
+	FADD4(4, 4, 12)
+	SCVTF4(13, 13)
+	FMUL4(13, 13, 25)
+	FADD4(5, 5, 13)
+	ZIP1S(24, 23, 23)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 23, 23)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(14, 14)
+	FMUL4(14, 14, 24)
+	FADD4(6, 6, 14)
+	SCVTF4(15, 15)
+	FMUL4(15, 15, 25)
+	FADD4(7, 7, 15)
+	SUBS $1, R6, R6
+	BNE block
+	UZP1S(16, 0, 1)  // activation row 0, rows 4q..4q+3
+	UZP2S(20, 0, 1)  // activation row 1
+	UZP1S(17, 2, 3)  // activation row 0, rows 4q..4q+3
+	UZP2S(21, 2, 3)  // activation row 1
+	UZP1S(18, 4, 5)  // activation row 0, rows 4q..4q+3
+	UZP2S(22, 4, 5)  // activation row 1
+	UZP1S(19, 6, 7)  // activation row 0, rows 4q..4q+3
+	UZP2S(23, 6, 7)  // activation row 1
+	ADD R10, R0, R11
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R0)
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD $64, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func gemm2Q4_0I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+TEXT ·gemm2Q4_0I8MM(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD ldo+8(FP), R10
+	LSL $2, R10, R10
+	MOVD w+16(FP), R1
+	MOVD ngroups+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD act+40(FP), R4
+	VMOVI $15, V31.B16
+group:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R5
+	MOVD R3, R6
+block:
+	MOVD R1, R9
+	ADD $64, R1, R1
+	VLD1.P 64(R5), [V20.B16, V21.B16, V22.B16, V23.B16]
+	ZIP1D(16, 20, 22)  // activation bytes 0-7 of rows 0, 1
+	ZIP2D(17, 20, 22)  // 8-15
+	ZIP1D(18, 21, 23)  // 16-23
+	ZIP2D(19, 21, 23)  // 24-31
+	VLD1R.P 8(R5), [V28.D2]  // [da0, da1, da0, da1]
+	VLD1R.P 8(R5), [V29.D2]  // the corrections, same pattern
+	VMOV V29.B16, V8.B16
+	VMOV V29.B16, V9.B16
+	VMOV V29.B16, V10.B16
+	VMOV V29.B16, V11.B16
+	VMOV V29.B16, V12.B16
+	VMOV V29.B16, V13.B16
+	VMOV V29.B16, V14.B16
+	VMOV V29.B16, V15.B16
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(8, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(8, 29, 18)
+	ZIP2S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(9, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(9, 29, 18)
+	ZIP1S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(10, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(10, 29, 18)
+	ZIP2S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(11, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(11, 29, 18)
+	ZIP1S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(12, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(12, 29, 18)
+	ZIP2S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(13, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(13, 29, 18)
+	ZIP1S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(14, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(14, 29, 18)
+	ZIP2S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(15, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(15, 29, 18)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(8, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(8, 29, 19)
+	ZIP2S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(9, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(9, 29, 19)
+	ZIP1S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(10, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(10, 29, 19)
+	ZIP2S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(11, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(11, 29, 19)
+	ZIP1S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(12, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(12, 29, 19)
+	ZIP2S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(13, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(13, 29, 19)
+	ZIP1S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(14, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(14, 29, 19)
+	ZIP2S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(15, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(15, 29, 19)
+	VLD1 (R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ZIP1S(24, 20, 20)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 20, 20)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(8, 8)
+	FMUL4(8, 8, 24)
+	FADD4(0, 0, 8)
+	SCVTF4(9, 9)
+	FMUL4(9, 9, 25)
+	FADD4(1, 1, 9)
+	ZIP1S(24, 21, 21)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 21, 21)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(10, 10)
+	FMUL4(10, 10, 24)
+	FADD4(2, 2, 10)
+	SCVTF4(11, 11)
+	FMUL4(11, 11, 25)
+	FADD4(3, 3, 11)
+	ZIP1S(24, 22, 22)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 22, 22)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(12, 12)
+	FMUL4(12, 12, 24)
+	FADD4(4, 4, 12)
+	SCVTF4(13, 13)
+	FMUL4(13, 13, 25)
+	FADD4(5, 5, 13)
+	ZIP1S(24, 23, 23)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 23, 23)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(14, 14)
+	FMUL4(14, 14, 24)
+	FADD4(6, 6, 14)
+	SCVTF4(15, 15)
+	FMUL4(15, 15, 25)
+	FADD4(7, 7, 15)
+	SUBS $1, R6, R6
+	BNE block
+	UZP1S(16, 0, 1)  // activation row 0, rows 4q..4q+3
+	UZP2S(20, 0, 1)  // activation row 1
+	UZP1S(17, 2, 3)  // activation row 0, rows 4q..4q+3
+	UZP2S(21, 2, 3)  // activation row 1
+	UZP1S(18, 4, 5)  // activation row 0, rows 4q..4q+3
+	UZP2S(22, 4, 5)  // activation row 1
+	UZP1S(19, 6, 7)  // activation row 0, rows 4q..4q+3
+	UZP2S(23, 6, 7)  // activation row 1
+	ADD R10, R0, R11
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R0)
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD $64, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func gemm2Q8_0F16I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+TEXT ·gemm2Q8_0F16I8MM(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD ldo+8(FP), R10
+	LSL $2, R10, R10
+	MOVD w+16(FP), R1
+	MOVD ngroups+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD act+40(FP), R4
+	LSL $5, R3, R8
+	ADD $63, R8, R8
+	AND $~63, R8, R8
+group:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R5
+	MOVD R3, R6
+	MOVD R1, R7
+	ADD R8, R1, R1
+block:
+	VLD1.P 64(R5), [V20.B16, V21.B16, V22.B16, V23.B16]
+	ZIP1D(16, 20, 22)  // activation bytes 0-7 of rows 0, 1
+	ZIP2D(17, 20, 22)  // 8-15
+	ZIP1D(18, 21, 23)  // 16-23
+	ZIP2D(19, 21, 23)  // 24-31
+	VLD1R.P 8(R5), [V28.D2]  // [da0, da1, da0, da1]
+	VLD1R.P 8(R5), [V29.D2]  // the corrections, same pattern
+	VMOV V29.B16, V8.B16
+	VMOV V29.B16, V9.B16
+	VMOV V29.B16, V10.B16
+	VMOV V29.B16, V11.B16
+	VMOV V29.B16, V12.B16
+	VMOV V29.B16, V13.B16
+	VMOV V29.B16, V14.B16
+	VMOV V29.B16, V15.B16
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 16)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 16)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 16)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 16)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 16)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 16)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 16)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 16)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 17)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 17)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 17)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 17)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 17)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 17)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 17)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 17)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 18)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 18)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 18)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 18)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 18)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 18)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 18)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 18)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	SMMLA(8, 30, 19)
+	ZIP2S(30, 20, 24)
+	SMMLA(9, 30, 19)
+	ZIP1S(30, 21, 25)
+	SMMLA(10, 30, 19)
+	ZIP2S(30, 21, 25)
+	SMMLA(11, 30, 19)
+	ZIP1S(30, 22, 26)
+	SMMLA(12, 30, 19)
+	ZIP2S(30, 22, 26)
+	SMMLA(13, 30, 19)
+	ZIP1S(30, 23, 27)
+	SMMLA(14, 30, 19)
+	ZIP2S(30, 23, 27)
+	SMMLA(15, 30, 19)
+	VLD1.P 32(R7), [V20.H8, V21.H8]
+	FCVTL2(23, 21)
+	FCVTL(22, 21)
+	FCVTL2(21, 20)
+	FCVTL(20, 20)
+	ZIP1S(24, 20, 20)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 20, 20)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(8, 8)
+	FMUL4(8, 8, 24)
+	FADD4(0, 0, 8)
+	SCVTF4(9, 9)
+	FMUL4(9, 9, 25)
+	FADD4(1, 1, 9)
+	ZIP1S(24, 21, 21)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 21, 21)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(10, 10)
+	FMUL4(10, 10, 24)
+	FADD4(2, 2, 10)
+	SCVTF4(11, 11)
+	FMUL4(11, 11, 25)
+	FADD4(3, 3, 11)
+	ZIP1S(24, 22, 22)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 22, 22)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(12, 12)
+	FMUL4(12, 12, 24)
+	FADD4(4, 4, 12)
+	SCVTF4(13, 13)
+	FMUL4(13, 13, 25)
+	FADD4(5, 5, 13)
+	ZIP1S(24, 23, 23)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 23, 23)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(14, 14)
+	FMUL4(14, 14, 24)
+	FADD4(6, 6, 14)
+	SCVTF4(15, 15)
+	FMUL4(15, 15, 25)
+	FADD4(7, 7, 15)
+	SUBS $1, R6, R6
+	BNE block
+	UZP1S(16, 0, 1)  // activation row 0, rows 4q..4q+3
+	UZP2S(20, 0, 1)  // activation row 1
+	UZP1S(17, 2, 3)  // activation row 0, rows 4q..4q+3
+	UZP2S(21, 2, 3)  // activation row 1
+	UZP1S(18, 4, 5)  // activation row 0, rows 4q..4q+3
+	UZP2S(22, 4, 5)  // activation row 1
+	UZP1S(19, 6, 7)  // activation row 0, rows 4q..4q+3
+	UZP2S(23, 6, 7)  // activation row 1
+	ADD R10, R0, R11
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R0)
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD $64, R0, R0
+	SUBS $1, R2, R2
+	BNE group
+	RET
+
+// func gemm2Q4_0F16I8MM(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+TEXT ·gemm2Q4_0F16I8MM(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD ldo+8(FP), R10
+	LSL $2, R10, R10
+	MOVD w+16(FP), R1
+	MOVD ngroups+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD act+40(FP), R4
+	VMOVI $15, V31.B16
+	LSL $5, R3, R8
+	ADD $63, R8, R8
+	AND $~63, R8, R8
+group:
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R5
+	MOVD R3, R6
+	MOVD R1, R7
+	ADD R8, R1, R1
+block:
+	VLD1.P 64(R5), [V20.B16, V21.B16, V22.B16, V23.B16]
+	ZIP1D(16, 20, 22)  // activation bytes 0-7 of rows 0, 1
+	ZIP2D(17, 20, 22)  // 8-15
+	ZIP1D(18, 21, 23)  // 16-23
+	ZIP2D(19, 21, 23)  // 24-31
+	VLD1R.P 8(R5), [V28.D2]  // [da0, da1, da0, da1]
+	VLD1R.P 8(R5), [V29.D2]  // the corrections, same pattern
+	VMOV V29.B16, V8.B16
+	VMOV V29.B16, V9.B16
+	VMOV V29.B16, V10.B16
+	VMOV V29.B16, V11.B16
+	VMOV V29.B16, V12.B16
+	VMOV V29.B16, V13.B16
+	VMOV V29.B16, V14.B16
+	VMOV V29.B16, V15.B16
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(8, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(8, 29, 18)
+	ZIP2S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(9, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(9, 29, 18)
+	ZIP1S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(10, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(10, 29, 18)
+	ZIP2S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(11, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(11, 29, 18)
+	ZIP1S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(12, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(12, 29, 18)
+	ZIP2S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(13, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(13, 29, 18)
+	ZIP1S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(14, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(14, 29, 18)
+	ZIP2S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(15, 29, 16)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(15, 29, 18)
+	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
+	VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]
+	ZIP1S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(8, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(8, 29, 19)
+	ZIP2S(30, 20, 24)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(9, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(9, 29, 19)
+	ZIP1S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(10, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(10, 29, 19)
+	ZIP2S(30, 21, 25)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(11, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(11, 29, 19)
+	ZIP1S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(12, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(12, 29, 19)
+	ZIP2S(30, 22, 26)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(13, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(13, 29, 19)
+	ZIP1S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(14, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(14, 29, 19)
+	ZIP2S(30, 23, 27)
+	VAND V31.B16, V30.B16, V29.B16
+	SMMLA(15, 29, 17)
+	VUSHR $4, V30.B16, V29.B16
+	SMMLA(15, 29, 19)
+	VLD1.P 32(R7), [V20.H8, V21.H8]
+	FCVTL2(23, 21)
+	FCVTL(22, 21)
+	FCVTL2(21, 20)
+	FCVTL(20, 20)
+	ZIP1S(24, 20, 20)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 20, 20)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(8, 8)
+	FMUL4(8, 8, 24)
+	FADD4(0, 0, 8)
+	SCVTF4(9, 9)
+	FMUL4(9, 9, 25)
+	FADD4(1, 1, 9)
+	ZIP1S(24, 21, 21)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 21, 21)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(10, 10)
+	FMUL4(10, 10, 24)
+	FADD4(2, 2, 10)
+	SCVTF4(11, 11)
+	FMUL4(11, 11, 25)
+	FADD4(3, 3, 11)
+	ZIP1S(24, 22, 22)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 22, 22)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(12, 12)
+	FMUL4(12, 12, 24)
+	FADD4(4, 4, 12)
+	SCVTF4(13, 13)
+	FMUL4(13, 13, 25)
+	FADD4(5, 5, 13)
+	ZIP1S(24, 23, 23)  // [dw_r, dw_r, dw_r', dw_r']
+	ZIP2S(25, 23, 23)
+	FMUL4(24, 24, 28)  // dw·da
+	FMUL4(25, 25, 28)
+	SCVTF4(14, 14)
+	FMUL4(14, 14, 24)
+	FADD4(6, 6, 14)
+	SCVTF4(15, 15)
+	FMUL4(15, 15, 25)
+	FADD4(7, 7, 15)
+	SUBS $1, R6, R6
+	BNE block
+	UZP1S(16, 0, 1)  // activation row 0, rows 4q..4q+3
+	UZP2S(20, 0, 1)  // activation row 1
+	UZP1S(17, 2, 3)  // activation row 0, rows 4q..4q+3
+	UZP2S(21, 2, 3)  // activation row 1
+	UZP1S(18, 4, 5)  // activation row 0, rows 4q..4q+3
+	UZP2S(22, 4, 5)  // activation row 1
+	UZP1S(19, 6, 7)  // activation row 0, rows 4q..4q+3
+	UZP2S(23, 6, 7)  // activation row 1
+	ADD R10, R0, R11
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R0)
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R11)
+	ADD $64, R0, R0
 	SUBS $1, R2, R2
 	BNE group
 	RET
