@@ -87,3 +87,40 @@ divloop:
 	SUBS $4, R3, R3
 	BNE divloop
 	RET
+
+#define FCVTN(d, n) WORD $(0x0E216800 | ((n)<<5) | (d))
+#define FCVTN2(d, n) WORD $(0x4E216800 | ((n)<<5) | (d))
+#define FCVTL(d, n) WORD $(0x0E217800 | ((n)<<5) | (d))
+#define FCVTL2(d, n) WORD $(0x4E217800 | ((n)<<5) | (d))
+
+// func putF16NEON(dst *uint16, x *float32, n int)
+// dst[i] = F32ToF16(x[i]) by FCVTN (round to nearest even, FPCR's default;
+// NaNs quieted keeping the payload's top bits), n a multiple of 8, ≥ 8.
+TEXT ·putF16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R3
+putloop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	FCVTN(2, 0)
+	FCVTN2(2, 1)
+	VST1.P [V2.H8], 16(R0)
+	SUBS $8, R3, R3
+	BNE putloop
+	RET
+
+// func roundF16NEON(x *float32, n int)
+// x[i] = F16ToF32(F32ToF16(x[i])), n a multiple of 8, ≥ 8.
+TEXT ·roundF16NEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R3
+roundloop:
+	VLD1 (R0), [V0.S4, V1.S4]
+	FCVTN(2, 0)
+	FCVTN2(2, 1)
+	FCVTL(0, 2)
+	FCVTL2(1, 2)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUBS $8, R3, R3
+	BNE roundloop
+	RET

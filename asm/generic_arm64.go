@@ -8,8 +8,4 @@ func expShiftF32(x []float32, m float32) { expShiftF32Generic(x, m) }
 
 func siluMulF32(g, u []float32) { siluMulF32Generic(g, u) }
 
-func putF16(dst []uint16, x []float32) { putF16Generic(dst, x) }
-
-func roundF16(x []float32) { roundF16Generic(x) }
-
 func maxF32(x []float32) float32 { return maxF32Generic(x[1:], x[0]) }

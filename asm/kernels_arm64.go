@@ -166,3 +166,29 @@ func scaleF32(x []float32, s float32, div bool) {
 	}
 	scaleF32Generic(x, s, div)
 }
+
+//go:noescape
+func putF16NEON(dst *uint16, x *float32, n int)
+
+//go:noescape
+func roundF16NEON(x *float32, n int)
+
+func putF16(dst []uint16, x []float32) {
+	if active >= NEON {
+		if n := len(x) &^ 7; n > 0 {
+			putF16NEON(&dst[0], &x[0], n)
+			dst, x = dst[n:], x[n:]
+		}
+	}
+	putF16Generic(dst, x)
+}
+
+func roundF16(x []float32) {
+	if active >= NEON {
+		if n := len(x) &^ 7; n > 0 {
+			roundF16NEON(&x[0], n)
+			x = x[n:]
+		}
+	}
+	roundF16Generic(x)
+}
