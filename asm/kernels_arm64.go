@@ -192,3 +192,31 @@ func roundF16(x []float32) {
 	}
 	roundF16Generic(x)
 }
+
+// The exponentials (exp_arm64.s).
+
+//go:noescape
+func expShiftF32NEON(x *float32, m float32, n int)
+
+//go:noescape
+func siluMulF32NEON(gate *float32, up *float32, n int)
+
+func expShiftF32(x []float32, m float32) {
+	if active >= NEON {
+		if n := len(x) &^ 3; n > 0 {
+			expShiftF32NEON(&x[0], m, n)
+			x = x[n:]
+		}
+	}
+	expShiftF32Generic(x, m)
+}
+
+func siluMulF32(g, u []float32) {
+	if active >= NEON {
+		if n := len(g) &^ 3; n > 0 {
+			siluMulF32NEON(&g[0], &u[0], n)
+			g, u = g[n:], u[n:]
+		}
+	}
+	siluMulF32Generic(g, u)
+}
