@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Writes asm/kernels_arm64.s: the arm64 packed quantized gemv kernels.
+"""Writes asm/kernels_arm64.s: the arm64 packed quantized product kernels.
 
 Run from asm/: python3 _genarm64/gen.py > kernels_arm64.s
 (TestGeneratedARM64 checks the file is this script's output.)
 
-Every kernel computes packedMatMulGeneric's result for one activation row:
+Every kernel computes packedMatMulGeneric's result (gemv: one activation row;
+gemm2: two, with SMMLA):
 per row, acc = acc + float32(s)·float32(dw·da) block by block, with s the
 block's exact int32 dot product (seeded with the activation's correction
 k·Σa, k = -8 for Q4_0's nibble offset, 0 for Q8_0), each float operation a
