@@ -124,3 +124,24 @@ roundloop:
 	SUBS $8, R3, R3
 	BNE roundloop
 	RET
+
+#define FCMGT4(d, n, m) WORD $(0x6EA0E400 | ((m)<<16) | ((n)<<5) | (d))
+#define BIT16(d, n, m) WORD $(0x6EA01C00 | ((m)<<16) | ((n)<<5) | (d))
+
+// func maxF32NEON(lanes *[4]float32, x *float32, n int)
+// Four running maxima of MaxF32's loop (lane l over x[i], i ≡ l mod 4,
+// every lane starting at x[0]; v replaces the lane where v > it, so NaNs
+// are skipped unless x[0] is one), n a multiple of 4, ≥ 4.
+TEXT ·maxF32NEON(SB), NOSPLIT, $0-24
+	MOVD lanes+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R3
+	VLD1R (R1), [V0.S4]
+maxloop:
+	VLD1.P 16(R1), [V1.S4]
+	FCMGT4(2, 1, 0)
+	BIT16(0, 1, 2)
+	SUBS $4, R3, R3
+	BNE maxloop
+	VST1 [V0.S4], (R0)
+	RET

@@ -220,3 +220,17 @@ func siluMulF32(g, u []float32) {
 	}
 	siluMulF32Generic(g, u)
 }
+
+//go:noescape
+func maxF32NEON(lanes *[4]float32, x *float32, n int)
+
+func maxF32(x []float32) float32 {
+	if active >= NEON {
+		if n := len(x) &^ 3; n > 0 {
+			var lanes [4]float32
+			maxF32NEON(&lanes, &x[0], n)
+			return maxF32Generic(x[n:], maxF32Generic(lanes[1:], lanes[0]))
+		}
+	}
+	return maxF32Generic(x[1:], x[0])
+}
