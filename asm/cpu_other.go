@@ -1,8 +1,11 @@
-//go:build !amd64 || !gc || purego
+//go:build !(amd64 || arm64) || !gc || purego
 
 package asm
 
 const (
-	hasAVX2   = false
-	hasAVX512 = false
+	hasAVX2    = false
+	hasAVX512  = false
+	hasNEON    = false
+	hasDotProd = false
+	hasI8MM    = false
 )

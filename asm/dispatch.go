@@ -14,11 +14,18 @@ const (
 	Generic Kernel = iota // pure Go
 	AVX2                  // VPMADDUBSW + VPMADDWD
 	AVX512                // AVX-512 F/BW/VL + VNNI (VPDPBUSD)
+	NEON                  // arm64 Advanced SIMD (SMULL + SADALP)
+	DotProd               // arm64 NEON + ARMv8.2 dot product (SDOT)
+	I8MM                  // arm64 NEON + dot product + int8 matrix multiply (SMMLA)
 )
 
-var kernelNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512"}
+// lastKernel is the last variant.
+const lastKernel = I8MM
 
-// String returns the name KRAFLA_KERNEL uses: "generic", "avx2" or "avx512".
+var kernelNames = [...]string{Generic: "generic", AVX2: "avx2", AVX512: "avx512", NEON: "neon", DotProd: "dotprod", I8MM: "i8mm"}
+
+// String returns the name KRAFLA_KERNEL uses: "generic", "avx2", "avx512",
+// "neon", "dotprod" or "i8mm".
 func (k Kernel) String() string {
 	if k >= 0 && int(k) < len(kernelNames) {
 		return kernelNames[k]
@@ -26,7 +33,8 @@ func (k Kernel) String() string {
 	return fmt.Sprintf("Kernel(%d)", int(k))
 }
 
-// Description returns a human name: "pure Go", "AVX2" or "AVX-512 VNNI".
+// Description returns a human name: "pure Go", "AVX2", "AVX-512 VNNI",
+// "NEON", "NEON dotprod" or "NEON I8MM".
 func (k Kernel) Description() string {
 	switch k {
 	case Generic:
@@ -35,6 +43,12 @@ func (k Kernel) Description() string {
 		return "AVX2"
 	case AVX512:
 		return "AVX-512 VNNI"
+	case NEON:
+		return "NEON"
+	case DotProd:
+		return "NEON dotprod"
+	case I8MM:
+		return "NEON I8MM"
 	}
 	return k.String()
 }
@@ -58,6 +72,12 @@ func Available(k Kernel) bool {
 		return hasAVX2
 	case AVX512:
 		return hasAVX512
+	case NEON:
+		return hasNEON
+	case DotProd:
+		return hasDotProd
+	case I8MM:
+		return hasI8MM
 	}
 	return false
 }
@@ -65,7 +85,7 @@ func Available(k Kernel) bool {
 // AvailableKernels lists the variants this CPU and build can run, generic first.
 func AvailableKernels() []Kernel {
 	var ks []Kernel
-	for k := Generic; k <= AVX512; k++ {
+	for k := Generic; k <= lastKernel; k++ {
 		if Available(k) {
 			ks = append(ks, k)
 		}

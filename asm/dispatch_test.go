@@ -16,7 +16,7 @@ func TestSelectKernel(t *testing.T) {
 		{"sse9", best(), "unknown kernel variant"},
 		{"AVX2", best(), "unknown kernel variant"},
 	}
-	for _, k := range []Kernel{AVX2, AVX512} {
+	for _, k := range []Kernel{AVX2, AVX512, NEON, DotProd, I8MM} {
 		if Available(k) {
 			tests = append(tests, struct {
 				env     string
@@ -47,7 +47,7 @@ func TestSelectKernel(t *testing.T) {
 
 func TestUse(t *testing.T) {
 	defer func(k Kernel) { active = k }(active)
-	for _, k := range []Kernel{Generic, AVX2, AVX512} {
+	for _, k := range []Kernel{Generic, AVX2, AVX512, NEON, DotProd, I8MM} {
 		err := Use(k)
 		if got, want := err == nil, Available(k); got != want {
 			t.Errorf("Use(%v): got ok=%v, want %v", k, got, want)
@@ -56,7 +56,7 @@ func TestUse(t *testing.T) {
 			t.Errorf("Variant(): got %v, want %v", Variant(), k)
 		}
 	}
-	if Use(Kernel(7)) == nil {
-		t.Error("Use(Kernel(7)): got nil error, want one")
+	if Use(Kernel(17)) == nil {
+		t.Error("Use(Kernel(17)): got nil error, want one")
 	}
 }

@@ -4,22 +4,32 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
 // variants runs f once per SIMD variant this CPU has, with that variant
-// active (the feature switch is global, so these tests are not parallel).
+// active (the feature switch is global, so these tests are not parallel);
+// the variants of this architecture that the CPU lacks are skipped visibly.
 func variants(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	defer func(k Kernel) { active = k }(active)
-	for _, k := range []Kernel{AVX2, AVX512} {
+	for _, k := range archVariants() {
 		if !Available(k) {
-			t.Logf("%v: not available on this CPU or build, skipped", k)
+			t.Run(k.String(), func(t *testing.T) { t.Skipf("%v: not available on this CPU or build", k) })
 			continue
 		}
 		active = k
 		t.Run(k.String(), f)
 	}
+}
+
+// archVariants lists the SIMD variants of this architecture.
+func archVariants() []Kernel {
+	if runtime.GOARCH == "arm64" {
+		return []Kernel{NEON, DotProd, I8MM}
+	}
+	return []Kernel{AVX2, AVX512}
 }
 
 // generic runs f with the pure-Go variant active.

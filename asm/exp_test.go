@@ -216,3 +216,34 @@ func FuzzExp(f *testing.F) {
 		}
 	})
 }
+
+// TestExpSweep compares every variant's ExpShiftF32 and SiLUMulF32 with the
+// pure-Go ones bit for bit over every 65521st float32 bit pattern (NaNs,
+// infinities, subnormals and both clamps included): a cheap slice of
+// TestExpExhaustive that always runs, under qemu too.
+func TestExpSweep(t *testing.T) {
+	var x []float32
+	for u := uint64(0); u < 1<<32; u += 65521 {
+		x = append(x, math.Float32frombits(uint32(u)))
+	}
+	u := make([]float32, len(x))
+	for i := range u {
+		u[i] = float32(i%7) - 3
+	}
+	want, wantS := append([]float32(nil), x...), append([]float32(nil), x...)
+	generic(func() {
+		ExpShiftF32(want, 0.5)
+		SiLUMulF32(wantS, u)
+	})
+	variants(t, func(t *testing.T) {
+		got, gotS := append([]float32(nil), x...), append([]float32(nil), x...)
+		ExpShiftF32(got, 0.5)
+		SiLUMulF32(gotS, u)
+		for i := range x {
+			if !sameFloat(got[i], want[i]) || !sameFloat(gotS[i], wantS[i]) {
+				t.Fatalf("x = %#08x: exp %#08x silu %#08x, want %#08x %#08x", math.Float32bits(x[i]),
+					math.Float32bits(got[i]), math.Float32bits(gotS[i]), math.Float32bits(want[i]), math.Float32bits(wantS[i]))
+			}
+		}
+	})
+}

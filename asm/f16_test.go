@@ -186,3 +186,31 @@ func checkF16(t *testing.T, name string, x, q, w []float32, stride int) {
 		}
 	}
 }
+
+// TestF16Sweep runs every variant's PutF16 and RoundF16 over a sweep of
+// float32 bit patterns (every 4099th, plus every NaN payload boundary and
+// subnormal edge nearby) and compares them bit for bit with F32ToF16.
+func TestF16Sweep(t *testing.T) {
+	var x []float32
+	for u := uint64(0); u < 1<<32; u += 4099 {
+		x = append(x, math.Float32frombits(uint32(u)))
+	}
+	for _, u := range []uint32{0x7f800001, 0x7fc00000, 0x7f802000, 0x7f801fff, 0xffbfffff, 0x33000000, 0x33000001, 0x387fe000, 0x387ff000, 0x477ff000, 0x477fefff} {
+		x = append(x, math.Float32frombits(u))
+	}
+	x = x[:len(x)&^7]
+	variants(t, func(t *testing.T) {
+		dst := make([]uint16, len(x))
+		PutF16(dst, x)
+		r := append([]float32(nil), x...)
+		RoundF16(r)
+		for i, v := range x {
+			if want := F32ToF16(v); dst[i] != want {
+				t.Fatalf("PutF16(%#08x) = %#04x, want %#04x", math.Float32bits(v), dst[i], want)
+			}
+			if want := F16ToF32(F32ToF16(v)); math.Float32bits(r[i]) != math.Float32bits(want) {
+				t.Fatalf("RoundF16(%#08x) = %#08x, want %#08x", math.Float32bits(v), math.Float32bits(r[i]), math.Float32bits(want))
+			}
+		}
+	})
+}

@@ -20,3 +20,18 @@ go vet ./...
 (cd asm/_gen && go vet ./...)  # the kernel generator, its own module
 go test -count=1 -timeout 5m ./...
 go test -count=1 -timeout 5m -tags purego ./...
+
+# arm64 kernels under qemu-user (issue 23): -cpu max has dotprod and i8mm,
+# cortex-a53 (ARMv8.0) has neither, so the plain-NEON variant runs too. The
+# asm tests and the infer bit-identity test of every variant against pure Go.
+if ! command -v qemu-aarch64-static >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq qemu-user-static) >/dev/null || true
+fi
+if command -v qemu-aarch64-static >/dev/null; then
+  GOARCH=arm64 go vet ./...
+  GOARCH=arm64 go vet -tags purego ./asm/
+  QEMU_CPU=max GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ ./infer/ -run 'MatchesGeneric|MatchesDefinition|Tiles|Select|Use|Fuzz|KernelVariants|Packed|Dot|Exact|Quantize'
+  QEMU_CPU=cortex-a53 GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ -run 'ProductsMatchGeneric|Tiles|FuzzProducts|Select'
+else
+  echo "test.sh: qemu-aarch64-static not available (no apt-get or not root): arm64 kernel tests SKIPPED" >&2
+fi

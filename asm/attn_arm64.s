@@ -1,0 +1,394 @@
+//go:build arm64 && gc && !purego
+
+#include "textflag.h"
+
+// dotTF32NEON/dotTF16NEON: the scores of one query of m ≥ 1 floats against 8
+// consecutive keys of a channel-major block (element d of key j at 16·d + j),
+// out[j] = DotF32's 8-lane sum: accumulator l of keys 0-3 in V(2l), of keys
+// 4-7 in V(2l+1), then reduce8 across registers. FMUL then FADD: no FMLA.
+
+#define FMUL4(d, n, m) WORD $(0x6E20DC00 | ((m)<<16) | ((n)<<5) | (d))
+#define FADD4(d, n, m) WORD $(0x4E20D400 | ((m)<<16) | ((n)<<5) | (d))
+#define FCVTL(d, n) WORD $(0x0E217800 | ((n)<<5) | (d))
+#define FCVTL2(d, n) WORD $(0x4E217800 | ((n)<<5) | (d))
+
+// func dotTF32NEON(out *float32, q *float32, m int, k *float32)
+TEXT ·dotTF32NEON(SB), NOSPLIT, $0-32
+	MOVD out+0(FP), R0
+	MOVD q+8(FP), R1
+	MOVD m+16(FP), R2
+	MOVD k+24(FP), R3
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	LSR $3, R2, R4
+	AND $7, R2, R5
+	CBZ R4, tail
+loop:
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(0, 0, 24)
+	FADD4(1, 1, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(2, 2, 24)
+	FADD4(3, 3, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(4, 4, 24)
+	FADD4(5, 5, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(6, 6, 24)
+	FADD4(7, 7, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(8, 8, 24)
+	FADD4(9, 9, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(10, 10, 24)
+	FADD4(11, 11, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(12, 12, 24)
+	FADD4(13, 13, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(14, 14, 24)
+	FADD4(15, 15, 25)
+	SUBS $1, R4, R4
+	BNE loop
+tail:
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(0, 0, 24)
+	FADD4(1, 1, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(2, 2, 24)
+	FADD4(3, 3, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(4, 4, 24)
+	FADD4(5, 5, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(6, 6, 24)
+	FADD4(7, 7, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(8, 8, 24)
+	FADD4(9, 9, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(10, 10, 24)
+	FADD4(11, 11, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.S4, V25.S4]
+	ADD $64, R3, R3
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(12, 12, 24)
+	FADD4(13, 13, 25)
+	SUB $1, R5, R5
+reduce:
+	FADD4(0, 0, 8)
+	FADD4(1, 1, 9)
+	FADD4(2, 2, 10)
+	FADD4(3, 3, 11)
+	FADD4(4, 4, 12)
+	FADD4(5, 5, 13)
+	FADD4(6, 6, 14)
+	FADD4(7, 7, 15)
+	FADD4(0, 0, 4)   // v0 + v2
+	FADD4(1, 1, 5)
+	FADD4(2, 2, 6)   // v1 + v3
+	FADD4(3, 3, 7)
+	FADD4(0, 0, 2)
+	FADD4(1, 1, 3)
+	VST1 [V0.S4, V1.S4], (R0)
+	RET
+
+// func dotTF16NEON(out *float32, q *float32, m int, k *uint16)
+TEXT ·dotTF16NEON(SB), NOSPLIT, $0-32
+	MOVD out+0(FP), R0
+	MOVD q+8(FP), R1
+	MOVD m+16(FP), R2
+	MOVD k+24(FP), R3
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	LSR $3, R2, R4
+	AND $7, R2, R5
+	CBZ R4, tail
+loop:
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(0, 0, 24)
+	FADD4(1, 1, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(2, 2, 24)
+	FADD4(3, 3, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(4, 4, 24)
+	FADD4(5, 5, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(6, 6, 24)
+	FADD4(7, 7, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(8, 8, 24)
+	FADD4(9, 9, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(10, 10, 24)
+	FADD4(11, 11, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(12, 12, 24)
+	FADD4(13, 13, 25)
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(14, 14, 24)
+	FADD4(15, 15, 25)
+	SUBS $1, R4, R4
+	BNE loop
+tail:
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(0, 0, 24)
+	FADD4(1, 1, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(2, 2, 24)
+	FADD4(3, 3, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(4, 4, 24)
+	FADD4(5, 5, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(6, 6, 24)
+	FADD4(7, 7, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(8, 8, 24)
+	FADD4(9, 9, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(10, 10, 24)
+	FADD4(11, 11, 25)
+	SUB $1, R5, R5
+	CBZ R5, reduce
+	VLD1R.P 4(R1), [V30.S4]
+	VLD1 (R3), [V24.H8]
+	ADD $32, R3, R3
+	FCVTL2(25, 24)
+	FCVTL(24, 24)
+	FMUL4(24, 24, 30)
+	FMUL4(25, 25, 30)
+	FADD4(12, 12, 24)
+	FADD4(13, 13, 25)
+	SUB $1, R5, R5
+reduce:
+	FADD4(0, 0, 8)
+	FADD4(1, 1, 9)
+	FADD4(2, 2, 10)
+	FADD4(3, 3, 11)
+	FADD4(4, 4, 12)
+	FADD4(5, 5, 13)
+	FADD4(6, 6, 14)
+	FADD4(7, 7, 15)
+	FADD4(0, 0, 4)   // v0 + v2
+	FADD4(1, 1, 5)
+	FADD4(2, 2, 6)   // v1 + v3
+	FADD4(3, 3, 7)
+	FADD4(0, 0, 2)
+	FADD4(1, 1, 3)
+	VST1 [V0.S4, V1.S4], (R0)
+	RET
+
+// func axpyF16NEON(y *float32, a float32, x *uint16, n int)
+// y[i] = y[i] + float32(a·F16ToF32(x[i])), n a multiple of 4, ≥ 4.
+TEXT ·axpyF16NEON(SB), NOSPLIT, $0-32
+	MOVD y+0(FP), R0
+	FMOVS a+8(FP), F6
+	MOVD x+16(FP), R2
+	MOVD n+24(FP), R3
+	VDUP V6.S[0], V6.S4
+loop:
+	VLD1 (R0), [V0.S4]
+	VLD1.P 8(R2), [V2.H4]
+	FCVTL(2, 2)
+	FMUL4(2, 2, 6)
+	FADD4(0, 0, 2)
+	VST1.P [V0.S4], 16(R0)
+	SUBS $4, R3, R3
+	BNE loop
+	RET
