@@ -212,6 +212,20 @@ func (c *Conversation) fit(r *Reply) ([]int, error) {
 	}
 }
 
+// NeedsUser returns the template's refusal when the conversation so far,
+// without a user message, cannot be rendered (templates that require the
+// first message after the system one to be the user's raise an error); nil
+// when it has a user message or the template renders it.
+func (c *Conversation) NeedsUser() error {
+	for _, m := range c.Turns {
+		if m.Role == "user" {
+			return nil
+		}
+	}
+	_, err := c.render(true)
+	return err
+}
+
 // render gives the token ids of the conversation.
 func (c *Conversation) render(genPrompt bool) ([]int, error) {
 	ms, err := Messages(c.Messages())

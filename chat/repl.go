@@ -68,6 +68,11 @@ func (r *REPL) Run(ctx context.Context) error {
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if strings.TrimSpace(line) == "" {
+			// An empty line sends nothing; before the first message of a
+			// template that needs one, say so instead of waiting silently.
+			if err := r.Conv.NeedsUser(); err != nil {
+				fmt.Fprintf(r.Info, "(an empty line sends nothing, and this model's chat template needs a user message first: type your message; the template says: %v)\n", err)
+			}
 			continue
 		}
 		if !r.Piped && strings.HasPrefix(line, "/") {

@@ -145,3 +145,42 @@ func TestREPLOverflowNotice(t *testing.T) {
 		t.Errorf("no notice of the dropped turns in %q", info.String())
 	}
 }
+
+// TestREPLEmptyFirstLine: with a template that needs a user message, an
+// empty line before the first message is answered with what is expected
+// (and the template's own words); after it, and with a template that renders
+// a conversation without one, an empty line still sends nothing, silently.
+func TestREPLEmptyFirstLine(t *testing.T) {
+	m, tok := tinyChatModel(t, "qwen2")
+	strict := `{% if messages|length == 0 or messages[-1].role != 'user' %}{{ raise_exception('the conversation must start with a user message') }}{% endif %}` +
+		`{% for m in messages %}<|im_start|>{{ m.role }}` + "\n" + `{{ m.content }}<|im_end|>` + "\n" + `{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant` + "\n" + `{% endif %}`
+	tmpl, err := New("strict", strict, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, piped := range []bool{false, true} {
+		c := newConv(t, m, tok, 0, infer.SamplerOptions{}, 3)
+		c.opt.Template = tmpl
+		c.System = "Be brief."
+		var out, info bytes.Buffer
+		in := &lines{l: []string{"", "   ", "Hello", ""}}
+		if err := (&REPL{Conv: c, In: in, Out: &out, Info: &info, Piped: piped}).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		const want = "needs a user message first: type your message"
+		if n := strings.Count(info.String(), want); n != 2 || !strings.Contains(info.String(), "the conversation must start with a user message") {
+			t.Errorf("piped %v: info %q: want the notice twice (the two empty lines before Hello), with the template's words", piped, info.String())
+		}
+		if got := len(c.Turns); got != 2 {
+			t.Errorf("piped %v: %d turns, want Hello and its answer", piped, got)
+		}
+	}
+	c := newConv(t, m, tok, 0, infer.SamplerOptions{}, 3)
+	var out, info bytes.Buffer
+	if err := (&REPL{Conv: c, In: &lines{l: []string{""}}, Out: &out, Info: &info, Piped: true}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if info.Len() != 0 || out.Len() != 0 {
+		t.Errorf("ChatML template, piped empty line: info %q, out %q; want nothing", info.String(), out.String())
+	}
+}

@@ -1,11 +1,14 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
@@ -15,6 +18,36 @@ import (
 // TestConvertCarriesChat checks that convert stores the checkpoint's chat
 // template, special-token strings and generation_config.json stop ids in the
 // .mlt, and that a checkpoint without them gets no chat section.
+// TestConvertStrayStopID: convert drops an eos_token_id outside the
+// vocabulary with a warning naming the id and the vocabulary size, instead of
+// failing.
+func TestConvertStrayStopID(t *testing.T) {
+	dir := t.TempDir()
+	if err := hfgen.Write(dir, "qwen2", hfgen.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	gen, _ := json.Marshal(map[string]any{"eos_token_id": []int{hfgen.EOS, 1000000}})
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), gen, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	rep, err := Convert(context.Background(), dir, Options{Out: filepath.Join(t.TempDir(), "m.mlb"), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := mlt.Open(rep.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Chat == nil || !slices.Equal(tok.Chat.StopIDs, []int32{int32(hfgen.EOS)}) {
+		t.Fatalf("chat %+v, want the stop ids [%d]", tok.Chat, hfgen.EOS)
+	}
+	want := fmt.Sprintf("eos_token_id 1000000 is not one of the tokenizer's %d ids", len(tok.Tokens))
+	if !strings.Contains(log.String(), "warning: ") || !strings.Contains(log.String(), want) || !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("log %q, warnings %q: want a warning containing %q", log.String(), rep.Warnings, want)
+	}
+}
+
 func TestConvertCarriesChat(t *testing.T) {
 	dir := t.TempDir()
 	if err := hfgen.Write(dir, "qwen2", hfgen.Options{}); err != nil {

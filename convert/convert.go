@@ -164,7 +164,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if opt.Imatrix != "" && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
 		warn("--imatrix only changes Q4_0 blocks quantized with the best-fit rule; it has no effect here")
 	}
-	tok, err := loadTokenizer(dir, opt.NoTokenizer, int(h.Vocab))
+	tok, err := loadTokenizer(dir, opt.NoTokenizer, int(h.Vocab), warn)
 	if err != nil {
 		return nil, err
 	}

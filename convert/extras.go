@@ -57,7 +57,7 @@ func loadImportance(path string, h *mlb.Header, warn func(string, ...any)) (func
 
 // loadTokenizer converts dir/tokenizer.json before anything is written,
 // so a tokenizer the .mlt format cannot represent stops the conversion.
-func loadTokenizer(dir string, skip bool, vocab int) (*mlt.Tokenizer, error) {
+func loadTokenizer(dir string, skip bool, vocab int, warn func(format string, args ...any)) (*mlt.Tokenizer, error) {
 	if skip {
 		return nil, nil
 	}
@@ -72,7 +72,7 @@ func loadTokenizer(dir string, skip bool, vocab int) (*mlt.Tokenizer, error) {
 	if len(t.Tokens) > vocab {
 		return nil, fmt.Errorf("convert: %s: %d tokens, more than the model's vocab of %d", p, len(t.Tokens), vocab)
 	}
-	c, err := mlt.ReadHFChat(dir, t)
+	c, err := mlt.ReadHFChatWarn(dir, t, func(s string) { warn("%s", s) })
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func TestTokenizerRefusals(t *testing.T) {
 	}
 	ck, _ := OpenCheckpoint(dir)
 	ck.Close()
-	if _, err := loadTokenizer(dir, false, hfgen.TokenizerSize-1); err == nil || !strings.Contains(err.Error(), "vocab") {
+	if _, err := loadTokenizer(dir, false, hfgen.TokenizerSize-1, t.Logf); err == nil || !strings.Contains(err.Error(), "vocab") {
 		t.Errorf("small vocab: got %v, want an error naming the vocab", err)
 	}
 }

@@ -23,11 +23,18 @@ import (
 //   - bos_token and eos_token of tokenizer_config.json (a string or an
 //     {"content": ...} object; absent or null: none);
 //   - the stop ids: generation_config.json's eos_token_id (an id or a list),
-//     else config.json's, then tok's EOS; each must be one of tok's ids.
+//     else config.json's, then tok's EOS; an id that is not one of tok's ids
+//     is dropped, as transformers ignores it (ReadHFChatWarn says so).
 //
 // It returns nil, nil when the folder has neither a template nor stop ids in
 // those files, so the tokenizer stays a plain SPEC.md one.
 func ReadHFChat(path string, tok *Tokenizer) (*Chat, error) {
+	return ReadHFChatWarn(path, tok, nil)
+}
+
+// ReadHFChatWarn is ReadHFChat, calling warn (when not nil) with a sentence
+// for each stop id it drops, naming the file, the id and the vocabulary size.
+func ReadHFChatWarn(path string, tok *Tokenizer, warn func(string)) (*Chat, error) {
 	dir := path
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		dir = filepath.Dir(path)
@@ -46,7 +53,7 @@ func ReadHFChat(path string, tok *Tokenizer) (*Chat, error) {
 	if found {
 		c.Templates = ts
 	}
-	ids, err := readStopIDs(dir, len(tok.Tokens))
+	ids, err := readStopIDs(dir, len(tok.Tokens), warn)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +220,8 @@ func checkTemplates(file string, ts []NamedTemplate) ([]NamedTemplate, error) {
 }
 
 // readStopIDs reads eos_token_id from generation_config.json, else from
-// config.json; each id must be below nVocab.
-func readStopIDs(dir string, nVocab int) ([]int32, error) {
+// config.json; an id outside 0..nVocab-1 is dropped, with a warning.
+func readStopIDs(dir string, nVocab int, warn func(string)) ([]int32, error) {
 	for _, name := range []string{"generation_config.json", "config.json"} {
 		file := filepath.Join(dir, name)
 		var g struct {
@@ -240,7 +247,10 @@ func readStopIDs(dir string, nVocab int) ([]int32, error) {
 		var ids []int32
 		for _, id := range list {
 			if id < 0 || id >= int64(nVocab) {
-				return nil, fmt.Errorf("mlt: %s: eos_token_id %d is not one of the tokenizer's %d ids", file, id, nVocab)
+				if warn != nil {
+					warn(fmt.Sprintf("%s: eos_token_id %d is not one of the tokenizer's %d ids (0..%d): dropped from the stop ids", file, id, nVocab, nVocab-1))
+				}
+				continue
 			}
 			if !slices.Contains(ids, int32(id)) {
 				ids = append(ids, int32(id))

@@ -115,6 +115,29 @@ func TestReadHFChatFiles(t *testing.T) {
 	}
 }
 
+// TestReadHFChatStrayStopID: an eos_token_id outside the vocabulary is
+// dropped with a warning naming it and the vocabulary size (transformers
+// ignores it); the others stay, in order.
+func TestReadHFChatStrayStopID(t *testing.T) {
+	tok := &Tokenizer{EOS: 7, Tokens: make([]Token, 100)}
+	dir := writeFiles(t, map[string]string{"generation_config.json": `{"eos_token_id": [1, 100, -3, 99]}`})
+	var warnings []string
+	c, err := ReadHFChatWarn(dir, tok, func(s string) { warnings = append(warnings, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{1, 99, 7}; c == nil || !slices.Equal(c.StopIDs, want) {
+		t.Fatalf("chat %+v, want stop ids %v", c, want)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "generation_config.json: eos_token_id 100 is not one of the tokenizer's 100 ids") ||
+		!strings.Contains(warnings[1], "eos_token_id -3 is not one of the tokenizer's 100 ids") {
+		t.Errorf("warnings %q, want one for 100 and one for -3, naming the 100 ids", warnings)
+	}
+	if _, err := ReadHFChat(dir, tok); err != nil {
+		t.Errorf("ReadHFChat: %v, want the stray ids dropped", err)
+	}
+}
+
 func TestReadHFChatErrors(t *testing.T) {
 	tok := &Tokenizer{EOS: -1, Tokens: make([]Token, 100)}
 	for _, tc := range []struct {
@@ -126,7 +149,6 @@ func TestReadHFChatErrors(t *testing.T) {
 		{"template a number", map[string]string{"tokenizer_config.json": `{"chat_template": 3}`}, "chat_template must be a string or a list"},
 		{"list entry without template", map[string]string{"tokenizer_config.json": `{"chat_template": [{"name": "a"}]}`}, `chat_template[0] needs a "name" and a "template"`},
 		{"name twice", map[string]string{"tokenizer_config.json": `{"chat_template": [{"name": "a", "template": ""}, {"name": "a", "template": ""}]}`}, `"a" given twice`},
-		{"stop id outside", map[string]string{"generation_config.json": `{"eos_token_id": [1, 100]}`}, "generation_config.json: eos_token_id 100 is not one of the tokenizer's 100 ids"},
 		{"stop id a string", map[string]string{"generation_config.json": `{"eos_token_id": "2"}`}, "eos_token_id must be an integer or a list"},
 		{"template not UTF-8", map[string]string{"chat_template.jinja": "\xff"}, "not valid UTF-8"},
 		{"template too large", map[string]string{"chat_template.jinja": strings.Repeat("x", MaxTemplateLen+1)}, "above the chat template limit"},

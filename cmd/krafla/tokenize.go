@@ -16,6 +16,7 @@ import (
 func init() { addCommand(newTokenizeCmd) }
 
 type tokenizeOptions struct {
+	Log    io.Writer // warnings; nil = discard
 	Output string
 }
 
@@ -44,6 +45,7 @@ eos_token_id as stop ids. krafla chat and run --chat use them.`,
   krafla tokenize tokenizer.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Log = cmd.ErrOrStderr()
 			return runTokenize(cmd.Context(), args[0], o, cmd.OutOrStdout())
 		},
 	}
@@ -88,7 +90,11 @@ func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Wri
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c, err := mlt.ReadHFChat(path, t)
+	c, err := mlt.ReadHFChatWarn(path, t, func(s string) {
+		if o.Log != nil {
+			fmt.Fprintln(o.Log, "warning:", s)
+		}
+	})
 	if err != nil {
 		return err
 	}

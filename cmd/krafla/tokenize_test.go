@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/mlt"
 )
 
 // execKrafla runs `krafla args...` through the cobra root with stdin in.
@@ -24,6 +26,36 @@ func execKrafla(t *testing.T, in string, args ...string) (string, error) {
 	root.SetArgs(args)
 	err := root.Execute()
 	return out.String(), err
+}
+
+// TestTokenizeStrayStopID: tokenize warns about an eos_token_id outside the
+// vocabulary, naming it and the vocabulary size, and writes the tokenizer
+// without it.
+func TestTokenizeStrayStopID(t *testing.T) {
+	dir := t.TempDir()
+	if err := hfgen.Write(dir, "qwen2", hfgen.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	gen := fmt.Sprintf(`{"eos_token_id": [%d, 1000000]}`, hfgen.EOS)
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(gen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "t.mlt")
+	out, err := execKrafla(t, "", "tokenize", dir, "-o", dst)
+	if err != nil {
+		t.Fatalf("tokenize: %v\n%s", err, out)
+	}
+	tok, err := mlt.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Chat == nil || len(tok.Chat.StopIDs) != 1 || tok.Chat.StopIDs[0] != int32(hfgen.EOS) {
+		t.Errorf("chat %+v, want the stop ids [%d]", tok.Chat, hfgen.EOS)
+	}
+	want := fmt.Sprintf("warning: %s: eos_token_id 1000000 is not one of the tokenizer's %d ids", filepath.Join(dir, "generation_config.json"), len(tok.Tokens))
+	if !strings.Contains(out, want) {
+		t.Errorf("output %q, want it to contain %q", out, want)
+	}
 }
 
 // TestTokenizeEncodeDecode goes through the CLI with the shipped llama2
