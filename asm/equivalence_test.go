@@ -7,18 +7,20 @@ import (
 	"testing"
 )
 
-// variants runs f once per SIMD variant this CPU has, with that variant
-// active (the feature switch is global, so these tests are not parallel).
+// variants runs f once per SIMD variant, with that variant active (the
+// feature switch is global, so these tests are not parallel); a variant this
+// CPU or build (purego, another GOARCH) cannot run is a skipped subtest.
 func variants(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	defer func(k Kernel) { active = k }(active)
 	for _, k := range []Kernel{AVX2, AVX512} {
-		if !Available(k) {
-			t.Logf("%v: not available on this CPU or build, skipped", k)
-			continue
-		}
-		active = k
-		t.Run(k.String(), f)
+		t.Run(k.String(), func(t *testing.T) {
+			if !Available(k) {
+				t.Skipf("%v: not available on this CPU or build", k)
+			}
+			active = k
+			f(t)
+		})
 	}
 }
 

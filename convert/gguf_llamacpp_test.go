@@ -195,11 +195,7 @@ func TestLlamaCppLive(t *testing.T) {
 		model string // .mlb
 	}
 	var cases []tc
-	base := os.Getenv("KRAFLA_SHARED")
-	if base == "" {
-		base = filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared")
-	}
-	if p := filepath.Join(base, "models", "stories260K.gguf"); fileExists(p) {
+	if p := filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"); fileExists(p) {
 		out := filepath.Join(t.TempDir(), "stories260K.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: out, F16Scales: true}); err != nil {
 			t.Fatal(err)
@@ -255,7 +251,7 @@ func TestLlamaCppLive(t *testing.T) {
 				t.Errorf("%d of %d greedy tokens agree, max |Δ log p| %.4g (bound %g)", agree, n, diff, llamaCppLogprobBound)
 			}
 			if c.name == "stories260K" && os.Getenv("KRAFLA_LLAMACPP_UPDATE") == "1" {
-				orig := run(t, filepath.Join(base, "models", "stories260K.gguf"), start, n)
+				orig := run(t, filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"), start, n)
 				g := llamaRun{Start: r.Start, Tokens: r.Tokens}
 				for s := range r.Tokens {
 					top := r.top(s, 8)
@@ -331,7 +327,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	}
 	// SentencePiece: stories260K's vocabulary with and without the ▁ prefix
 	// (add_space_prefix, Gemma's flag 128).
-	if p := filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared", "models", "stories260K.gguf"); fileExists(p) {
+	if p := filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"); fileExists(p) {
 		sm := filepath.Join(dir, "stories.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: sm, F16Scales: true}); err != nil {
 			t.Fatal(err)
