@@ -165,11 +165,11 @@ func TestLlamaCppGolden(t *testing.T) {
 func TestLlamaCppLive(t *testing.T) {
 	nlc := os.Getenv("KRAFLA_LLAMACPP")
 	if nlc == "" {
-		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+		t.Skip("KRAFLA_LLAMACPP not set: no node-llama-cpp@3.21.1 folder to compare with llama.cpp (scripts/test.sh installs one when node and npm are on PATH)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Skip("node not found (scripts/test.sh installs node-llama-cpp when node and npm are on PATH)")
 	}
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
 	if err != nil {
@@ -286,11 +286,11 @@ var llamaTexts = []string{"Once upon a time, there was a little girl named Lily.
 func TestLlamaCppPreTokenizers(t *testing.T) {
 	nlc := os.Getenv("KRAFLA_LLAMACPP")
 	if nlc == "" {
-		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+		t.Skip("KRAFLA_LLAMACPP not set: no node-llama-cpp@3.21.1 folder to compare with llama.cpp (scripts/test.sh installs one when node and npm are on PATH)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Skip("node not found (scripts/test.sh installs node-llama-cpp when node and npm are on PATH)")
 	}
 	script := mustRead(t, filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
 	link := filepath.Join(nlc, "krafla-greedy.mjs")
