@@ -165,11 +165,11 @@ func TestLlamaCppGolden(t *testing.T) {
 func TestLlamaCppLive(t *testing.T) {
 	nlc := os.Getenv("KRAFLA_LLAMACPP")
 	if nlc == "" {
-		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+		t.Skip("KRAFLA_LLAMACPP not set: no node-llama-cpp@3.21.1 folder to compare with llama.cpp (scripts/test.sh installs one when node and npm are on PATH)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Skip("node not found (scripts/test.sh installs node-llama-cpp when node and npm are on PATH)")
 	}
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
 	if err != nil {
@@ -195,11 +195,7 @@ func TestLlamaCppLive(t *testing.T) {
 		model string // .mlb
 	}
 	var cases []tc
-	base := os.Getenv("KRAFLA_SHARED")
-	if base == "" {
-		base = filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared")
-	}
-	if p := filepath.Join(base, "models", "stories260K.gguf"); fileExists(p) {
+	if p := filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"); fileExists(p) {
 		out := filepath.Join(t.TempDir(), "stories260K.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: out, F16Scales: true}); err != nil {
 			t.Fatal(err)
@@ -255,7 +251,7 @@ func TestLlamaCppLive(t *testing.T) {
 				t.Errorf("%d of %d greedy tokens agree, max |Δ log p| %.4g (bound %g)", agree, n, diff, llamaCppLogprobBound)
 			}
 			if c.name == "stories260K" && os.Getenv("KRAFLA_LLAMACPP_UPDATE") == "1" {
-				orig := run(t, filepath.Join(base, "models", "stories260K.gguf"), start, n)
+				orig := run(t, filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"), start, n)
 				g := llamaRun{Start: r.Start, Tokens: r.Tokens}
 				for s := range r.Tokens {
 					top := r.top(s, 8)
@@ -290,11 +286,11 @@ var llamaTexts = []string{"Once upon a time, there was a little girl named Lily.
 func TestLlamaCppPreTokenizers(t *testing.T) {
 	nlc := os.Getenv("KRAFLA_LLAMACPP")
 	if nlc == "" {
-		t.Skip("set KRAFLA_LLAMACPP to a folder with node-llama-cpp@3.21.1 installed to compare with llama.cpp")
+		t.Skip("KRAFLA_LLAMACPP not set: no node-llama-cpp@3.21.1 folder to compare with llama.cpp (scripts/test.sh installs one when node and npm are on PATH)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Skip("node not found (scripts/test.sh installs node-llama-cpp when node and npm are on PATH)")
 	}
 	script := mustRead(t, filepath.Join("..", "scripts", "llamacpp", "greedy.mjs"))
 	link := filepath.Join(nlc, "krafla-greedy.mjs")
@@ -331,7 +327,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	}
 	// SentencePiece: stories260K's vocabulary with and without the ▁ prefix
 	// (add_space_prefix, Gemma's flag 128).
-	if p := filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared", "models", "stories260K.gguf"); fileExists(p) {
+	if p := filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf"); fileExists(p) {
 		sm := filepath.Join(dir, "stories.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: sm, F16Scales: true}); err != nil {
 			t.Fatal(err)

@@ -292,10 +292,17 @@ func TestGeneralPathConformance(t *testing.T) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			tk := shippedDir(t, name, dir)
-			if tk.Kind != KindByteLevel {
-				t.Skip("kind 1 has no regex")
+			// Byte-level flags: the equivalent pipeline (asPipeline). Kind 1
+			// described by flags (gemma3, llama2): the pipeline section FromHF
+			// would write for the same tokenizer.json; kind 1 with a pipeline
+			// (gemini): itself. Each with the scanners off.
+			p := tk
+			if tk.Kind == KindSentencePiece && tk.Pipeline == nil {
+				p = sentencePieceAsPipeline(t, dir)
+			} else {
+				p = asPipeline(t, tk)
 			}
-			g := withGeneralPath(t, asPipeline(t, tk))
+			g := withGeneralPath(t, p)
 			for i, c := range readCaseLines(t, filepath.Join(dir, "cases.jsonl")) {
 				if got := g.Encode(c.Text, false); !slices.Equal(got, c.IDs) {
 					t.Fatalf("case %d %q: got %v, want %v", i, short(c.Text), firstIDs(got), firstIDs(c.IDs))
@@ -303,6 +310,31 @@ func TestGeneralPathConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentencePieceAsPipeline maps dir's tokenizer.json onto a pipeline section
+// (fromHFPipeline) although the flags describe it.
+func sentencePieceAsPipeline(t *testing.T, dir string) *Tokenizer {
+	t.Helper()
+	var f hfFile
+	var cfg hfConfig
+	b, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil || json.Unmarshal(b, &f) != nil {
+		t.Fatalf("tokenizer.json: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := fromHFPipeline(&f, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind != KindSentencePiece || p.Pipeline == nil {
+		t.Fatalf("kind %d, pipeline %v: want a kind 1 pipeline", p.Kind, p.Pipeline != nil)
+	}
+	return p
 }
 
 // FuzzGeneralVsScanners encodes arbitrary text with a pipeline tokenizer whose

@@ -16,6 +16,20 @@ if command -v npm >/dev/null; then
     echo "test.sh: npm install of ajv failed; grammar's TestAjv will skip" >&2
 fi
 
+# The llama.cpp comparisons (convert's TestLlamaCppLive, TestLlamaCppPreTokenizers)
+# run against node-llama-cpp 3.21.1's prebuilt binaries from npm, installed once
+# into a cache folder (about 80 MB, a minute); without node and npm, or with
+# KRAFLA_NO_NPM=1, they skip saying so.
+if [ -z "${KRAFLA_LLAMACPP:-}" ] && [ "${KRAFLA_NO_NPM:-}" != 1 ] && command -v node >/dev/null && command -v npm >/dev/null; then
+	nlc=${XDG_CACHE_HOME:-$HOME/.cache}/krafla/node-llama-cpp-3.21.1
+	if ! [ -d "$nlc/node_modules/node-llama-cpp" ]; then
+		mkdir -p "$nlc"
+		(cd "$nlc" && npm init -y >/dev/null && npm install --no-audit --no-fund --omit=optional --ignore-scripts \
+			node-llama-cpp@3.21.1 "@node-llama-cpp/$(node -p 'process.platform + "-" + process.arch')@3.21.1" >/dev/null) ||
+			echo "test.sh: npm install node-llama-cpp@3.21.1 failed: the llama.cpp comparisons will skip" >&2
+	fi
+	[ -d "$nlc/node_modules/node-llama-cpp" ] && export KRAFLA_LLAMACPP=$nlc
+fi
 go vet ./...
 (cd asm/_gen && go vet ./...)  # the kernel generator, its own module
 go test -count=1 -timeout 5m ./...

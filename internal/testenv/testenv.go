@@ -28,16 +28,22 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
+// SharedBase returns the folder of the shared test data: $KRAFLA_SHARED when
+// set, else ../shared beside the repository (which may not exist).
+func SharedBase(t testing.TB) string {
+	t.Helper()
+	if base := os.Getenv("KRAFLA_SHARED"); base != "" {
+		return base
+	}
+	return filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+}
+
 // Shared returns the path of ../shared/<elem...> beside the repository, or
 // $KRAFLA_SHARED/<elem...> when that variable is set. The test is skipped when
 // the path does not exist, so a user's clone without shared/ still passes.
 func Shared(t testing.TB, elem ...string) string {
 	t.Helper()
-	base := os.Getenv("KRAFLA_SHARED")
-	if base == "" {
-		base = filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
-	}
-	p := filepath.Join(append([]string{base}, elem...)...)
+	p := filepath.Join(append([]string{SharedBase(t)}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("testenv: %s not available: %v", p, err)
 	}
