@@ -96,3 +96,21 @@ func TestJSONObject(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONSchemaAround(t *testing.T) {
+	g, err := CompileJSONSchemaAround("<tool_call>\n", []byte(`{"type":"object","properties":{"name":{"const":"f"}},"required":["name"],"additionalProperties":false}`), "\n</tool_call>", "\n", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := "<tool_call>\n{\"name\":\"f\"}\n</tool_call>"
+	for _, y := range []string{one, one + "\n" + one} {
+		if !g.Matches([]byte(y)) {
+			t.Errorf("%q should match", y)
+		}
+	}
+	for _, n := range []string{"", `{"name":"f"}`, one + "\n" + one + "\n" + one, "<tool_call>\n{\"name\":\"g\"}\n</tool_call>"} {
+		if g.Matches([]byte(n)) {
+			t.Errorf("%q should not match", n)
+		}
+	}
+}

@@ -81,6 +81,32 @@ func CompileJSONSchema(schema []byte) (*Grammar, error) {
 	return g, nil
 }
 
+// CompileJSONSchemaAround compiles prefix, then a JSON value valid against
+// schema, then suffix, repeated up to max times (at least once; max 1: once)
+// with sep between: the shape of a tool call (<tool_call>{…}</tool_call>).
+func CompileJSONSchemaAround(prefix string, schema []byte, suffix, sep string, max int) (*Grammar, error) {
+	if len(schema) > 1<<20 {
+		return nil, &SchemaError{Msg: "schema over 1 MiB"}
+	}
+	root, err := parseJSON(schema)
+	if err != nil {
+		return nil, &SchemaError{Msg: err.Error()}
+	}
+	c := &schemaCompiler{b: newBuilder(), root: root, refs: map[string]int32{}, cache: map[string]sym{}}
+	top := c.b.newRule("root")
+	body := c.value(root, "")
+	if c.err != nil {
+		return nil, c.err
+	}
+	item := cat(lit(prefix), one(c.ws()), body, one(c.ws()), lit(suffix))
+	c.b.setRule(top, cat(item, c.b.rep(cat(lit(sep), item), 0, max-1)))
+	g, err := c.b.build(top)
+	if err != nil {
+		return nil, &SchemaError{Msg: err.Error()}
+	}
+	return g, nil
+}
+
 // CompileJSONObject compiles OpenAI's json_object: any JSON object (nesting
 // up to 16 levels).
 func CompileJSONObject() (*Grammar, error) {

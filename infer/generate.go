@@ -36,6 +36,18 @@ type GenerateOptions struct {
 	Sampler   *Sampler
 	// Logits, when set, receives the logits of every prompt position.
 	Logits func(i int, logits []float32) error
+	// Constraint, when set, restricts every draw (constrained decoding).
+	Constraint Constraint
+}
+
+// Constraint restricts which tokens may be drawn (a grammar).
+type Constraint interface {
+	// Restrict sets the logits of the tokens that may not come next to -Inf.
+	Restrict(logits []float32) error
+	// Accept advances over a drawn token (not a stop token).
+	Accept(tok int) error
+	// Done reports that the output is complete and nothing may follow.
+	Done() bool
 }
 
 // GenerateResult reports what Generate did.
@@ -70,6 +82,18 @@ func Generate(ctx context.Context, s *Session, prompt []int, opt GenerateOptions
 		opt.Sampler.Accept(t)
 	}
 	var next int
+	var work []float32
+	var cerr error
+	sample := func(logits []float32) int {
+		if opt.Constraint == nil {
+			return opt.Sampler.Sample(logits)
+		}
+		work = append(work[:0], logits...)
+		if err := opt.Constraint.Restrict(work); err != nil && cerr == nil {
+			cerr = err
+		}
+		return opt.Sampler.Sample(work)
+	}
 	t0 := time.Now()
 	err := s.Eval(prompt, opt.Logits != nil, func(i int, logits []float32) error {
 		if opt.Logits != nil {
@@ -78,7 +102,7 @@ func Generate(ctx context.Context, s *Session, prompt []int, opt GenerateOptions
 			}
 		}
 		if i == len(prompt)-1 {
-			next = opt.Sampler.Sample(logits)
+			next = sample(logits)
 		}
 		return nil
 	})
@@ -93,9 +117,17 @@ func Generate(ctx context.Context, s *Session, prompt []int, opt GenerateOptions
 			res.Reason = StopLimit
 			return res, nil
 		}
+		if cerr != nil {
+			return res, cerr
+		}
 		if stop[next] {
 			res.Reason = StopToken
 			return res, nil
+		}
+		if opt.Constraint != nil {
+			if err := opt.Constraint.Accept(next); err != nil {
+				return res, err
+			}
 		}
 		if ctx.Err() != nil {
 			res.Reason = StopCancel
@@ -112,12 +144,16 @@ func Generate(ctx context.Context, s *Session, prompt []int, opt GenerateOptions
 			res.Reason = StopLimit
 			return res, nil
 		}
+		if opt.Constraint != nil && opt.Constraint.Done() {
+			res.Reason = StopToken
+			return res, nil
+		}
 		if s.pos >= s.ctx {
 			res.Reason = StopContext
 			return res, nil
 		}
 		err := s.Eval([]int{next}, false, func(_ int, logits []float32) error {
-			next = opt.Sampler.Sample(logits)
+			next = sample(logits)
 			return nil
 		})
 		if err != nil {

@@ -29,7 +29,7 @@ func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError
 	if ae == nil {
 		ae = checkPrompt("messages", prompt, e)
 	}
-	if ae == nil {
+	if ae == nil && f.has("response_format") {
 		p.grammar, ae = responseFormat(f)
 	}
 	return prompt, p, ae
@@ -160,16 +160,23 @@ func (s *Server) chatPrompt(f fields, e *engine, p *genParams) ([]int, *apiError
 			}
 		}
 	}
-	choice := "auto"
+	choice, named := "auto", ""
 	if f.has("tool_choice") {
 		var c string
-		if json.Unmarshal(f["tool_choice"], &c) != nil || (c != "auto" && c != "none" && c != "required") {
-			return nil, badParam("tool_choice", "a named function is not supported yet (auto, none, required are)")
+		var fn struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
 		}
-		choice = c
-	}
-	if choice == "required" {
-		return nil, badParam("tool_choice", "required is not supported yet: it needs the call grammar (auto and none are)")
+		switch {
+		case json.Unmarshal(f["tool_choice"], &c) == nil && (c == "auto" || c == "none" || c == "required"):
+			choice = c
+		case json.Unmarshal(f["tool_choice"], &fn) == nil && fn.Type == "function" && fn.Function.Name != "":
+			choice, named = "required", fn.Function.Name
+		default:
+			return nil, badParam("tool_choice", "must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": …}}")
+		}
 	}
 	if f.has("parallel_tool_calls") {
 		var b bool
@@ -185,9 +192,73 @@ func (s *Server) chatPrompt(f fields, e *engine, p *genParams) ([]int, *apiError
 	if len(opt.Tools) > 0 && choice != "none" {
 		p.toolFormat = chat.ToolFormat(e.chat.Source)
 	}
+	if choice == "required" {
+		g, ae := callGrammar(f["tools"], p.toolFormat, named, !p.noParallel)
+		if ae != nil {
+			return nil, ae
+		}
+		if f.has("response_format") {
+			return nil, badParam("tool_choice", "cannot be combined with response_format")
+		}
+		p.grammar = g
+	}
 	p.thinkOpen = chat.ThinkOpen(text)
 	p.think = p.thinkOpen || strings.Contains(e.chat.Source, "<think>")
 	return chat.Encode(e.tok, text), nil
+}
+
+// callGrammar constrains the answer to calls of the tools (only named, when
+// given) in the template's format, from the first token: tool_choice
+// required or a named function.
+func callGrammar(raw json.RawMessage, format, named string, parallel bool) (*grammar.Grammar, *apiError) {
+	var tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
+		return nil, badParam("tool_choice", "required or a named function needs tools")
+	}
+	key, prefix, suffix, sep := "arguments", "<tool_call>\n", "\n</tool_call>", "\n"
+	switch format {
+	case "hermes":
+	case "llama3-json":
+		key, prefix, suffix, sep = "parameters", "", "", ""
+	default:
+		if format == "" {
+			format = "none detected"
+		}
+		return nil, badParam("tool_choice", "constraining calls is supported for the hermes and llama3-json formats, not this template's (%s)", format)
+	}
+	var alts []string
+	for i, t := range tools {
+		if named != "" && t.Function.Name != named {
+			continue
+		}
+		params := t.Function.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object"}`)
+		}
+		if _, err := grammar.CompileJSONSchema(params); err != nil {
+			return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "%v", err)
+		}
+		name, _ := json.Marshal(t.Function.Name)
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`, name, key, params, key))
+	}
+	if len(alts) == 0 {
+		return nil, badParam("tool_choice", "no tool is named %q", named)
+	}
+	max := 1
+	if parallel && format == "hermes" {
+		max = 8
+	}
+	schema := `{"anyOf":[` + strings.Join(alts, ",") + `]}`
+	g, err := grammar.CompileJSONSchemaAround(prefix, []byte(schema), suffix, sep, max)
+	if err != nil {
+		return nil, badParam("tools", "%v", err)
+	}
+	return g, nil
 }
 
 // argumentsAsObjects replaces tool_calls[].function.arguments given as JSON

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,80 @@ func TestResponseFormat(t *testing.T) {
 		if stops == 0 {
 			t.Errorf("%s: no answer ended with a stop", name)
 		}
+	}
+}
+
+// TestToolChoiceRequired: with tool_choice required (and a named function)
+// the tiny random-weight model's answer is a hermes call of a given tool
+// whose arguments match its parameters (checked by hand), finish_reason
+// tool_calls; a format without call grammar and bad parameters are 400s.
+func TestToolChoiceRequired(t *testing.T) {
+	tpl := filepath.Join(t.TempDir(), "hermes.jinja")
+	os.WriteFile(tpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if tools %}Tools: call them as <tool_call>{json}</tool_call>\n{% endif %}<|im_start|>assistant\n"), 0o644)
+	_, url := startServer(t, Config{TemplateFile: tpl})
+	tools := []any{
+		map[string]any{"type": "function", "function": map[string]any{"name": "pick", "parameters": map[string]any{"type": "object",
+			"properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 0, "maximum": 9}}, "required": []any{"n"}, "additionalProperties": false}}},
+		map[string]any{"type": "function", "function": map[string]any{"name": "noop", "parameters": map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}}},
+	}
+	calls := 0
+	for seed := range 6 {
+		choice := any("required")
+		if seed%2 == 1 {
+			choice = map[string]any{"type": "function", "function": map[string]any{"name": "pick"}}
+		}
+		req := map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "go"}}, "tools": tools, "tool_choice": choice,
+			"parallel_tool_calls": false, "max_completion_tokens": 300, "temperature": 1, "seed": seed}
+		resp, b := post(t, url+"/v1/chat/completions", req)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		var r struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+				Message      struct {
+					ToolCalls []struct {
+						ID, Type string
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		json.Unmarshal(b, &r)
+		c := r.Choices[0]
+		if c.FinishReason == "length" {
+			continue
+		}
+		if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 {
+			t.Fatalf("seed %d: %s: want one call and finish_reason tool_calls", seed, b)
+		}
+		calls++
+		tc := c.Message.ToolCalls[0]
+		var args map[string]any
+		if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil || tc.Type != "function" || !strings.HasPrefix(tc.ID, "call_") {
+			t.Fatalf("seed %d: call %+v", seed, tc)
+		}
+		switch tc.Function.Name {
+		case "pick":
+			n, ok := args["n"].(float64)
+			if len(args) != 1 || !ok || n != float64(int(n)) || n < 0 || n > 9 {
+				t.Errorf("seed %d: pick arguments %s", seed, tc.Function.Arguments)
+			}
+		case "noop":
+			if len(args) != 0 || seed%2 == 1 {
+				t.Errorf("seed %d: noop arguments %s (named pick: %v)", seed, tc.Function.Arguments, seed%2 == 1)
+			}
+		default:
+			t.Errorf("seed %d: call of %q", seed, tc.Function.Name)
+		}
+	}
+	if calls == 0 {
+		t.Error("no answer ended in a call")
+	}
+	bad := map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "go"}}, "tool_choice": "required",
+		"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "x", "parameters": map[string]any{"type": "object", "not": map[string]any{}}}}}}
+	resp, b := post(t, url+"/v1/chat/completions", bad)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "not") || !strings.Contains(string(b), "tools[0].function.parameters") {
+		t.Errorf("unsupported keyword in parameters: %d %s", resp.StatusCode, b)
 	}
 }

@@ -75,6 +75,8 @@ type runOptions struct {
 	Verbose  bool
 	NoHuge   bool
 	Sampling infer.SamplerOptions
+	Schema   string // --json-schema FILE
+	Grammar  string // --grammar FILE (GBNF)
 }
 
 func newRunCmd() *cobra.Command {
@@ -123,6 +125,8 @@ any thread count.`,
 	f.StringVar(&o.Imatrix, "imatrix", "", "also write the importance matrix (MLI1) of this run's tokens to FILE")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the model shape, kernel variant and token ids to stderr")
 	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages (more TLB misses: slower generation)")
+	f.StringVar(&o.Schema, "json-schema", "", "constrain the output to JSON valid against the JSON Schema in FILE")
+	f.StringVar(&o.Grammar, "grammar", "", "constrain the output to the GBNF grammar (llama.cpp syntax) in FILE")
 	bindSampling(c, &o.Sampling)
 	return c
 }
@@ -278,6 +282,9 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	cacheLine(errOut, s)
 
 	opt := infer.GenerateOptions{MaxTokens: o.N, Stop: stop, Sampler: infer.NewSampler(o.Sampling)}
+	if opt.Constraint, err = loadConstraint(o.Schema, o.Grammar, tok, stop); err != nil {
+		return err
+	}
 	var lw *logitsWriter
 	if o.Logits != "" {
 		if lw, err = newLogitsWriter(o.Logits); err != nil {
