@@ -44,8 +44,9 @@ fi
 if command -v qemu-aarch64-static >/dev/null; then
   GOARCH=arm64 go vet ./...
   GOARCH=arm64 go vet -tags purego ./asm/
-  QEMU_CPU=max GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ ./infer/ -run 'MatchesGeneric|MatchesDefinition|Tiles|Select|Use|Fuzz|KernelVariants|Packed|Dot|Exact|Quantize'
-  QEMU_CPU=cortex-a53 GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ -run 'ProductsMatchGeneric|Tiles|FuzzProducts|Select'
+  QEMU_CPU=max GOARCH=arm64 go test -short -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/
+  QEMU_CPU=max GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./infer/ -run 'KernelVariants|FloatKernels|LogitsHash'
+  QEMU_CPU=cortex-a53 GOARCH=arm64 go test -short -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ -run 'Select|Use|Tiles|FuzzProducts|Quantize|F16Sweep|FloatKernels'
 else
   echo "test.sh: qemu-aarch64-static not available (no apt-get or not root): arm64 kernel tests SKIPPED" >&2
 fi
