@@ -93,7 +93,9 @@ func TestKVFlag(t *testing.T) {
 			_, e, err := runCLIIn("Hi\n/bye\n", "chat", chatModel, "-v", "-n", "1", "--threads", "1", "--ctx", "256", "--kv", kv)
 			return e, err
 		}},
-		{"serve", func(kv string) (string, error) { return serveLog(t, model, "--kv", kv, "--ctx", "256", "--parallel", "8") }},
+		{"serve", func(kv string) (string, error) {
+			return serveLog(t, model, "--kv", kv, "--ctx", "256", "--parallel", "8")
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mibs []float64
