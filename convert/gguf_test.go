@@ -157,8 +157,8 @@ func float16frombits(lo, hi byte) float32 {
 // tokenizer must equal that checkpoint's tokenizer.json converted (merges
 // derived from the scores as SentencePieceExtractor does).
 func TestGGUFStories260K(t *testing.T) {
-	src := testenv.Shared(t, "models", "stories260K.gguf")
-	hf := testenv.Shared(t, "models", "stories260K")
+	src := testenv.Model(t, "stories260K.gguf")
+	hf := testenv.Model(t, "stories260K")
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "gguf.mlb"), filepath.Join(dir, "hf.mlb")
 	rep, err := ConvertGGUF(context.Background(), src, Options{Out: a})

@@ -112,9 +112,8 @@ func importanceOf(f *imatrix.File, name string) []float32 {
 // Face checkpoint and from its GGUF file (F32 tensors, the same weights) gives
 // the same header, FFN padding included, and the same quantization report.
 func TestStoriesReportBothForms(t *testing.T) {
-	models := testenv.Shared(t, "models")
 	var reps []*Report
-	for _, src := range []string{filepath.Join(models, "stories260K"), filepath.Join(models, "stories260K.gguf")} {
+	for _, src := range []string{testenv.Model(t, "stories260K"), testenv.Model(t, "stories260K.gguf")} {
 		rep, err := Convert(context.Background(), src, Options{Out: filepath.Join(t.TempDir(), "s.mlb"), Type: quantize.TypeQ4_0,
 			NoTokenizer: true, Measure: true})
 		if err != nil {

@@ -194,19 +194,19 @@ func TestTruncated(t *testing.T) {
 }
 
 func sharedGGUF(t testing.TB, skip bool) string {
-	if !skip {
-		// testenv.Shared skips; probe first so the test can go on without it.
-		base := os.Getenv("KRAFLA_SHARED")
-		if base == "" {
-			base = filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared")
+	// The repository ships the file (testdata/); shared/models has it too.
+	if p := filepath.Join(testenv.RepoRoot(t), "testdata", "stories260K.gguf"); !skip {
+		if _, err := os.Stat(p); err == nil {
+			return p
 		}
-		p := filepath.Join(base, "models", "stories260K.gguf")
+		// testenv.Shared skips; probe first so the test can go on without it.
+		p = filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf")
 		if _, err := os.Stat(p); err != nil {
 			return ""
 		}
 		return p
 	}
-	return testenv.Shared(t, "models", "stories260K.gguf")
+	return testenv.Model(t, "stories260K.gguf")
 }
 
 // allocBound is what parsing an input of n bytes may allocate: a small

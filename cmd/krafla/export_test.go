@@ -63,7 +63,7 @@ func TestExportCLI(t *testing.T) {
 // story its author published (models README: llama2.c doc/stories260K.md,
 // greedy from BOS); Q8_0 follows it for the first paragraph.
 func TestConvertGGUFStory(t *testing.T) {
-	src := testenv.Shared(t, "models", "stories260K.gguf")
+	src := testenv.Model(t, "stories260K.gguf")
 	m := filepath.Join(t.TempDir(), "s.mlb")
 	out, e, rc := run(t, "convert", src, "-o", m)
 	if rc != 0 || !strings.Contains(out, "wrote "+m+": llama (llama), Q8_0") || !strings.Contains(out, "172 padded to 192") {

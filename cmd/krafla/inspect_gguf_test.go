@@ -98,7 +98,7 @@ func TestInspectGGUFInvalid(t *testing.T) {
 }
 
 func TestInspectStories260KGGUF(t *testing.T) {
-	p := testenv.Shared(t, "models", "stories260K.gguf")
+	p := testenv.Model(t, "stories260K.gguf")
 	var out, errw bytes.Buffer
 	if rc := execute(context.Background(), []string{"inspect", p, "--tensors"}, nil, &out, &errw); rc != 0 {
 		t.Fatalf("exit %d: %s", rc, errw.String())

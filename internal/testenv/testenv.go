@@ -64,3 +64,20 @@ func DirNames(t testing.TB, dir string) []string {
 	}
 	return names
 }
+
+// Model returns the path of testdata/<name> in the repository (the real
+// stories260K model, as a checkpoint folder and as GGUF, ships there), or of
+// shared/models/<name> when the repository lacks it; the test is skipped when
+// neither exists.
+func Model(t testing.TB, name string) string {
+	t.Helper()
+	if p := filepath.Join(RepoRoot(t), "testdata", name); exists(p) {
+		return p
+	}
+	return Shared(t, "models", name)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
