@@ -92,9 +92,21 @@ func runTemplate(ctx context.Context, source string, o templateOptions, in io.Re
 	if err != nil {
 		return err
 	}
-	vars, err := readTemplateVars(o.Input, in)
+	text, err := renderTemplate(source, src, tokens, o.Input, in, jinja.Options{Now: now})
 	if err != nil {
 		return err
+	}
+	_, err = io.WriteString(out, text)
+	return err
+}
+
+// renderTemplate renders src (read from source) with the variables of the
+// JSON file input, the special-token strings filling the variables it leaves
+// unset.
+func renderTemplate(source, src string, tokens map[string]string, input string, in io.Reader, opt jinja.Options) (string, error) {
+	vars, err := readTemplateVars(input, in)
+	if err != nil {
+		return "", err
 	}
 	for k, v := range tokens {
 		if _, set := vars[k]; !set && v != "" {
@@ -103,14 +115,13 @@ func runTemplate(ctx context.Context, source string, o templateOptions, in io.Re
 	}
 	tpl, err := jinja.Parse(src)
 	if err != nil {
-		return fmt.Errorf("%s:%w", source, err)
+		return "", fmt.Errorf("%s:%w", source, err)
 	}
-	text, err := tpl.Render(vars, jinja.Options{Now: now})
+	text, err := tpl.Render(vars, opt)
 	if err != nil {
-		return fmt.Errorf("%s:%w", source, err)
+		return "", fmt.Errorf("%s:%w", source, err)
 	}
-	_, err = io.WriteString(out, text)
-	return err
+	return text, nil
 }
 
 // loadTemplateSource returns the template source SOURCE names and the
@@ -222,22 +233,9 @@ func runTemplateParse(source string, o templateOptions, in io.Reader, out io.Wri
 	}
 	thinkOpen := false
 	if o.Input != "" {
-		vars, err := readTemplateVars(o.Input, in)
+		prompt, err := renderTemplate(source, src, tokens, o.Input, in, jinja.Options{})
 		if err != nil {
 			return err
-		}
-		for k, v := range tokens {
-			if _, set := vars[k]; !set && v != "" {
-				vars[k] = v
-			}
-		}
-		tpl, err := jinja.Parse(src)
-		if err != nil {
-			return fmt.Errorf("%s:%w", source, err)
-		}
-		prompt, err := tpl.Render(vars, jinja.Options{})
-		if err != nil {
-			return fmt.Errorf("%s:%w", source, err)
 		}
 		thinkOpen = chat.ThinkOpen(prompt)
 	}
