@@ -195,7 +195,7 @@ func TestLlamaCppLive(t *testing.T) {
 		model string // .mlb
 	}
 	var cases []tc
-	if p := storiesGGUF(t); fileExists(p) {
+	if p := testenv.ModelPath(t, "stories260K.gguf"); fileExists(p) {
 		out := filepath.Join(t.TempDir(), "stories260K.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: out, F16Scales: true}); err != nil {
 			t.Fatal(err)
@@ -251,7 +251,7 @@ func TestLlamaCppLive(t *testing.T) {
 				t.Errorf("%d of %d greedy tokens agree, max |Δ log p| %.4g (bound %g)", agree, n, diff, llamaCppLogprobBound)
 			}
 			if c.name == "stories260K" && os.Getenv("KRAFLA_LLAMACPP_UPDATE") == "1" {
-				orig := run(t, storiesGGUF(t), start, n)
+				orig := run(t, testenv.ModelPath(t, "stories260K.gguf"), start, n)
 				g := llamaRun{Start: r.Start, Tokens: r.Tokens}
 				for s := range r.Tokens {
 					top := r.top(s, 8)
@@ -327,7 +327,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 	}
 	// SentencePiece: stories260K's vocabulary with and without the ▁ prefix
 	// (add_space_prefix, Gemma's flag 128).
-	if p := storiesGGUF(t); fileExists(p) {
+	if p := testenv.ModelPath(t, "stories260K.gguf"); fileExists(p) {
 		sm := filepath.Join(dir, "stories.mlb")
 		if _, err := ConvertGGUF(context.Background(), p, Options{Out: sm, F16Scales: true}); err != nil {
 			t.Fatal(err)
@@ -432,13 +432,4 @@ func joinInts(v []int) string {
 		s += fmt.Sprint(x)
 	}
 	return s
-}
-
-// storiesGGUF is the path of stories260K.gguf, in the repository's testdata/
-// or else in shared/models; it may not exist (the callers check).
-func storiesGGUF(t testing.TB) string {
-	if p := filepath.Join(testenv.RepoRoot(t), "testdata", "stories260K.gguf"); fileExists(p) {
-		return p
-	}
-	return filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf")
 }

@@ -194,19 +194,15 @@ func TestTruncated(t *testing.T) {
 }
 
 func sharedGGUF(t testing.TB, skip bool) string {
-	// The repository ships the file (testdata/); shared/models has it too.
-	if p := filepath.Join(testenv.RepoRoot(t), "testdata", "stories260K.gguf"); !skip {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		// testenv.Shared skips; probe first so the test can go on without it.
-		p = filepath.Join(testenv.SharedBase(t), "models", "stories260K.gguf")
-		if _, err := os.Stat(p); err != nil {
-			return ""
-		}
-		return p
+	if skip {
+		return testenv.Model(t, "stories260K.gguf")
 	}
-	return testenv.Model(t, "stories260K.gguf")
+	// testenv.Model skips; probe first so the test can go on without it.
+	p := testenv.ModelPath(t, "stories260K.gguf")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // allocBound is what parsing an input of n bytes may allocate: a small

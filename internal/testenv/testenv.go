@@ -65,16 +65,25 @@ func DirNames(t testing.TB, dir string) []string {
 	return names
 }
 
-// Model returns the path of testdata/<name> in the repository (the real
+// ModelPath returns the path of testdata/<name> in the repository (the real
 // stories260K model, as a checkpoint folder and as GGUF, ships there), or of
-// shared/models/<name> when the repository lacks it; the test is skipped when
-// neither exists.
-func Model(t testing.TB, name string) string {
+// shared/models/<name> when the repository lacks it; that path may not exist.
+func ModelPath(t testing.TB, name string) string {
 	t.Helper()
 	if p := filepath.Join(RepoRoot(t), "testdata", name); exists(p) {
 		return p
 	}
-	return Shared(t, "models", name)
+	return filepath.Join(SharedBase(t), "models", name)
+}
+
+// Model is ModelPath, skipping the test when neither copy exists.
+func Model(t testing.TB, name string) string {
+	t.Helper()
+	p := ModelPath(t, name)
+	if !exists(p) {
+		t.Skipf("testenv: %s not available", p)
+	}
+	return p
 }
 
 func exists(p string) bool {
