@@ -537,7 +537,7 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 	case mlt.KindByteLevel:
 		add("model", gguf.String("gpt2"))
 		pre := pipePre
-		fl := t.Flags &^ (mlt.FlagAddBOS | mlt.FlagChat)
+		fl := t.Flags &^ (mlt.FlagAddBOS | mlt.FlagChat | mlt.FlagPost | mlt.FlagEmbed)
 		for _, name := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact"} {
 			if ggufPreFlags[name] == fl && pre == "" {
 				pre = name
@@ -570,8 +570,12 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 	if t.EOS >= 0 {
 		add("eos_token_id", gguf.Uint32(uint32(t.EOS)))
 	}
-	add("add_bos_token", gguf.Bool(t.Flags&mlt.FlagAddBOS != 0))
-	add("add_eos_token", gguf.Bool(false))
+	addBOS, addEOS, err := ggufAddSpecial(t)
+	if err != nil {
+		return nil, err
+	}
+	add("add_bos_token", gguf.Bool(addBOS))
+	add("add_eos_token", gguf.Bool(addEOS))
 	if c := t.Chat; c != nil {
 		for _, id := range c.StopIDs {
 			if id != t.EOS {
@@ -588,4 +592,25 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 		}
 	}
 	return kvs, nil
+}
+
+// ggufAddSpecial maps the tokenizer's special tokens around a text onto
+// llama.cpp's add_bos_token and add_eos_token: flag 1, or a post-processor
+// template of BOS (optional), the text and EOS (optional), as
+// Qwen3-Embedding's. Another template has no llama.cpp equivalent.
+func ggufAddSpecial(t *mlt.Tokenizer) (bos, eos bool, err error) {
+	if t.Post == nil {
+		return t.Flags&mlt.FlagAddBOS != 0, false, nil
+	}
+	items := t.Post.Single
+	if len(items) > 0 && items[0].Seq == mlt.PostSpecial && len(items[0].IDs) == 1 && items[0].IDs[0] == t.BOS && t.BOS >= 0 {
+		bos, items = true, items[1:]
+	}
+	if n := len(items); n > 0 && items[n-1].Seq == mlt.PostSpecial && len(items[n-1].IDs) == 1 && items[n-1].IDs[0] == t.EOS && t.EOS >= 0 {
+		eos, items = true, items[:n-1]
+	}
+	if len(items) != 1 || items[0].Seq != mlt.PostSeqA {
+		return false, false, fmt.Errorf("the tokenizer's post-processor template (special tokens other than one BOS before and one EOS after the text) has no llama.cpp equivalent")
+	}
+	return bos, eos, nil
 }

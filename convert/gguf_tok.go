@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,9 +127,7 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 	if t.EOS, err = id("tokenizer.ggml.eos_token_id"); err != nil {
 		return nil, nil, err
 	}
-	if b, ok := f.Bool("tokenizer.ggml.add_eos_token"); ok && b {
-		warns = append(warns, "tokenizer.ggml.add_eos_token is set; .mlt tokenizers do not append EOS, so encoding leaves it out")
-	}
+	addEOS, _ := f.Bool("tokenizer.ggml.add_eos_token")
 	switch model {
 	case "llama":
 		t.Kind = mlt.KindSentencePiece
@@ -237,6 +236,28 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 		}
 	default:
 		return nil, nil, errf("tokenizer.ggml.model", "tokenizer model %q is not supported (llama and gpt2 are)", model)
+	}
+	if addEOS {
+		if t.EOS < 0 {
+			return nil, nil, errf("tokenizer.ggml.add_eos_token", "is set but the vocabulary has no eos_token_id")
+		}
+		// llama.cpp appends EOS (Qwen3-Embedding GGUFs): a post-processor
+		// template, BOS before the text when llama.cpp adds it too; a pair is
+		// two such texts.
+		var single []mlt.PostItem
+		if t.Flags&mlt.FlagAddBOS != 0 {
+			single = append(single, mlt.PostItem{Seq: mlt.PostSpecial, IDs: []int32{t.BOS}})
+			t.Flags &^= mlt.FlagAddBOS
+		}
+		single = append(single, mlt.PostItem{Seq: mlt.PostSeqA}, mlt.PostItem{Seq: mlt.PostSpecial, IDs: []int32{t.EOS}})
+		pair := slices.Clone(single)
+		for _, it := range single {
+			if it.Seq == mlt.PostSeqA {
+				it.Seq = mlt.PostSeqB
+			}
+			pair = append(pair, it)
+		}
+		t.SetPost(&mlt.Post{Single: single, Pair: pair})
 	}
 	chat, err := ggufChat(f, t, toks, errf)
 	if err != nil {

@@ -65,8 +65,10 @@ func (m *addedMatcher) match(text string) (id, n int) {
 
 // Encode returns the ids of text. Added tokens are found first, in the raw
 // text, longest match first; each stretch between them is encoded by the
-// tokenizer's kind. With addBOS, BOS is prepended when the tokenizer says so
-// (flag 1), as Hugging Face's encode with add_special_tokens does.
+// tokenizer's kind. With addBOS (add-special-tokens), the post-processor's
+// single template puts its special tokens around the text (flag 2048), or
+// BOS is prepended when the tokenizer says so (flag 1), as Hugging Face's
+// encode with add_special_tokens does.
 //
 // Text that is not valid UTF-8 is still encoded: kind 2 encodes its bytes,
 // kind 1 gives each invalid byte its byte-fallback token.
@@ -77,9 +79,17 @@ func (t *Tokenizer) Encode(text string, addBOS bool) []int {
 // AppendEncode is Encode appending to out, for callers that reuse a buffer.
 func (t *Tokenizer) AppendEncode(out []int, text string, addBOS bool) []int {
 	t.prepare()
+	if addBOS && t.Post != nil {
+		return t.appendSingle(out, text)
+	}
 	if addBOS && t.Flags&FlagAddBOS != 0 && t.BOS >= 0 {
 		out = append(out, int(t.BOS))
 	}
+	return t.appendText(out, text)
+}
+
+// appendText appends the ids of text, without special tokens around it.
+func (t *Tokenizer) appendText(out []int, text string) []int {
 	if t.pipe != nil {
 		return t.encodePipeline(text, out)
 	}

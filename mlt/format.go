@@ -47,8 +47,10 @@ const (
 	// merges, in bit order. A file without them is exactly SPEC.md's.
 	FlagPipeline = 512  // a pipeline section (pipeline.go) follows the merges
 	FlagChat     = 1024 // a chat section (chat.go) follows, after the pipeline section if any
+	FlagPost     = 2048 // a post-processor section (postproc.go) follows
+	FlagEmbed    = 4096 // an embedding section (embed.go) follows
 
-	flagsKnown      = 2047
+	flagsKnown      = 8191
 	flagsKind1Only  = FlagPrefixOnce | FlagNoPrefix
 	flagsKind2Only  = FlagNFC | FlagSingleDigits | FlagGPT2Regex | FlagSplitDigits | FlagQwen35Regex
 	headerSize      = 32
@@ -68,7 +70,7 @@ var flagNames = []struct {
 	{FlagAddBOS, "add_bos"}, {FlagIgnoreMerges, "ignore_merges"}, {FlagPrefixOnce, "prefix_once"},
 	{FlagNFC, "nfc"}, {FlagSingleDigits, "single_digits"}, {FlagGPT2Regex, "gpt2_regex"},
 	{FlagSplitDigits, "split_digits"}, {FlagNoPrefix, "no_prefix"}, {FlagQwen35Regex, "qwen35_regex"},
-	{FlagPipeline, "pipeline"}, {FlagChat, "chat"},
+	{FlagPipeline, "pipeline"}, {FlagChat, "chat"}, {FlagPost, "post"}, {FlagEmbed, "embed"},
 }
 
 // FlagNames returns the names of the set bits of flags, in bit order; unknown
@@ -119,6 +121,8 @@ type Tokenizer struct {
 	// Extension sections: non-nil exactly when the flag is set.
 	Pipeline *Pipeline // FlagPipeline
 	Chat     *Chat     // FlagChat
+	Post     *Post     // FlagPost
+	Embed    *Embed    // FlagEmbed
 
 	once    sync.Once
 	pieceID map[string]int // normal tokens: bytes → id
@@ -384,6 +388,9 @@ func checkFlags(k Kind, f uint32) *Error {
 	}
 	if f&FlagGPT2Regex != 0 && f&FlagQwen35Regex != 0 {
 		return formatErr(-1, "flags gpt2_regex (32) and qwen35_regex (256) select two different regexes")
+	}
+	if f&FlagAddBOS != 0 && f&FlagPost != 0 {
+		return formatErr(-1, "flags add_bos (1) and post (2048) are both set: the post-processor section says which special tokens encoding adds")
 	}
 	if f&FlagGPT2Regex != 0 && f&FlagSingleDigits != 0 {
 		return formatErr(-1, "flag single_digits (16) modifies the Llama 3 regex and is undefined with gpt2_regex (32)")

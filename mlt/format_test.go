@@ -120,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"magic", mod(good, func(b []byte) []byte { copy(b, "MLB1"); return b }), "bad magic"},
 		{"version", mod(good, put(4, 2)), "unsupported version 2"},
 		{"kind", mod(good, put(8, 3)), "unknown kind 3"},
-		{"unknown flag", mod(good, put(28, 4096)), "unknown flag bits 0x1000"},
+		{"unknown flag", mod(good, put(28, 8192)), "unknown flag bits 0x2000"},
 		{"section flag without its section", mod(good, put(28, 512)), "pipeline section's 8-byte header is missing"},
 		{"kind 1 flag on kind 2", mod(good, put(28, FlagNoPrefix)), "are for SentencePiece tokenizers"},
 		{"kind 2 flag on kind 1", mod(sp, put(28, FlagNFC)), "are for byte-level tokenizers"},

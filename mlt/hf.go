@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,7 @@ type hfComp struct {
 	Delimiter        *string `json:"delimiter,omitempty"`
 
 	Single        []map[string]struct{ ID string } `json:"single,omitempty"`
+	Pair          []map[string]struct{ ID string } `json:"pair,omitempty"`
 	SpecialTokens map[string]struct {
 		IDs []int `json:"ids,omitempty"`
 	} `json:"special_tokens,omitempty"`
@@ -908,38 +910,40 @@ func buildVocab(f *hfFile, t *Tokenizer) error {
 	return nil
 }
 
-// mapPostProcessor sets BOS, EOS and the add-BOS flag.
+// mapPostProcessor sets BOS, EOS and the add-BOS flag, or the
+// post-processor section when the flags cannot say what the template adds.
 func mapPostProcessor(f *hfFile, cfg *hfConfig, t *Tokenizer) error {
+	var tp *hfComp
 	for _, p := range flatten(f.PostProcessor) {
 		switch p.Type {
 		case "ByteLevel":
 			// Only adjusts offsets.
 		case "TemplateProcessing":
-			var names []string
-			seq := -1
-			for i, item := range p.Single {
-				if s, ok := item["SpecialToken"]; ok {
-					names = append(names, s.ID)
-				} else if _, ok := item["Sequence"]; ok {
-					seq = i
-				} else {
-					return unsupported("post_processor TemplateProcessing item %v", item)
-				}
+			if tp != nil {
+				return unsupported("post_processor has two TemplateProcessing steps")
 			}
-			switch {
-			case seq == 0 && len(p.Single) == 1:
-			case seq == 1 && len(p.Single) == 2:
-				st, ok := p.SpecialTokens[names[0]]
-				if !ok || len(st.IDs) != 1 {
-					return unsupported("post_processor TemplateProcessing special token %q is not one id", names[0])
-				}
-				t.BOS = int32(st.IDs[0])
-				t.Flags |= FlagAddBOS
-			default:
-				return unsupported("post_processor TemplateProcessing %v adds tokens other than one BOS before the text", names)
-			}
+			tp = p
 		default:
 			return unsupported("post_processor %s", describe(p))
+		}
+	}
+	if tp != nil {
+		post, err := mapTemplate(tp)
+		if err != nil {
+			return err
+		}
+		switch {
+		case isTemplate(post.Single, PostSeqA) && isTemplate(post.Pair, PostSeqA, PostSeqB):
+			// Adds nothing.
+		case isTemplate(post.Single, PostSpecial, PostSeqA) && len(post.Single[0].IDs) == 1 &&
+			isTemplate(post.Pair, PostSpecial, PostSeqA, PostSpecial, PostSeqB) &&
+			slices.Equal(post.Pair[0].IDs, post.Single[0].IDs) && slices.Equal(post.Pair[2].IDs, post.Single[0].IDs):
+			// BOS before each text: flag 1, as files were written before
+			// the section existed.
+			t.BOS = post.Single[0].IDs[0]
+			t.Flags |= FlagAddBOS
+		default:
+			t.SetPost(post)
 		}
 	}
 	ids := map[string]int{}
@@ -954,6 +958,12 @@ func mapPostProcessor(f *hfFile, cfg *hfConfig, t *Tokenizer) error {
 		}
 	}
 	if cfg.AddBOSToken != nil && *cfg.AddBOSToken && t.Flags&FlagAddBOS == 0 {
+		if t.Post != nil {
+			if it := t.Post.Single[0]; it.Seq != PostSpecial || len(it.IDs) != 1 || it.IDs[0] != t.BOS {
+				return unsupported("tokenizer_config.json add_bos_token is true but the post_processor template does not start with bos_token %q", tokenName(cfg.BOSToken))
+			}
+			return nil
+		}
 		if t.BOS < 0 {
 			return unsupported("tokenizer_config.json add_bos_token is true but bos_token %q is not an added token", tokenName(cfg.BOSToken))
 		}
@@ -970,4 +980,63 @@ func mapPostProcessor(f *hfFile, cfg *hfConfig, t *Tokenizer) error {
 		}
 	}
 	return nil
+}
+
+// mapTemplate reads a TemplateProcessing's single and pair templates. The
+// type ids are not kept: no architecture krafla runs has token-type
+// embeddings.
+func mapTemplate(p *hfComp) (*Post, error) {
+	items := func(name string, tpl []map[string]struct{ ID string }) ([]PostItem, error) {
+		out := make([]PostItem, 0, len(tpl))
+		for _, item := range tpl {
+			if s, ok := item["SpecialToken"]; ok && len(item) == 1 {
+				st, ok := p.SpecialTokens[s.ID]
+				if !ok || len(st.IDs) == 0 {
+					return nil, unsupported("post_processor TemplateProcessing %s: special token %q has no ids in special_tokens", name, s.ID)
+				}
+				ids := make([]int32, len(st.IDs))
+				for i, id := range st.IDs {
+					ids[i] = int32(id)
+				}
+				out = append(out, PostItem{Seq: PostSpecial, IDs: ids})
+			} else if s, ok := item["Sequence"]; ok && len(item) == 1 && (s.ID == "A" || s.ID == "B") {
+				seq := uint8(PostSeqA)
+				if s.ID == "B" {
+					seq = PostSeqB
+				}
+				out = append(out, PostItem{Seq: seq})
+			} else {
+				return nil, unsupported("post_processor TemplateProcessing %s item %v", name, item)
+			}
+		}
+		return out, nil
+	}
+	post := &Post{}
+	var err error
+	if post.Single, err = items("single", p.Single); err != nil {
+		return nil, err
+	}
+	if p.Pair == nil {
+		return nil, unsupported("post_processor TemplateProcessing has no pair template")
+	}
+	if post.Pair, err = items("pair", p.Pair); err != nil {
+		return nil, err
+	}
+	if err := validatePost(post, math.MaxInt32, -1); err != nil {
+		return nil, unsupported("post_processor TemplateProcessing: %s", strings.TrimPrefix(err.Error(), "mlt: post-processor section: "))
+	}
+	return post, nil
+}
+
+// isTemplate reports whether the items are of the kinds given, in order.
+func isTemplate(items []PostItem, kinds ...uint8) bool {
+	if len(items) != len(kinds) {
+		return false
+	}
+	for i, it := range items {
+		if it.Seq != kinds[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -124,7 +124,9 @@ func TestFromHFMapping(t *testing.T) {
 			j["post_processor"] = jsonObj{"type": "Sequence", "processors": []any{
 				jsonObj{"type": "ByteLevel"},
 				jsonObj{"type": "TemplateProcessing",
-					"single":         []any{jsonObj{"SpecialToken": jsonObj{"id": "<|x|>", "type_id": 0}}, jsonObj{"Sequence": jsonObj{"id": "A", "type_id": 0}}},
+					"single": []any{jsonObj{"SpecialToken": jsonObj{"id": "<|x|>", "type_id": 0}}, jsonObj{"Sequence": jsonObj{"id": "A", "type_id": 0}}},
+					"pair": []any{jsonObj{"SpecialToken": jsonObj{"id": "<|x|>", "type_id": 0}}, jsonObj{"Sequence": jsonObj{"id": "A", "type_id": 0}},
+						jsonObj{"SpecialToken": jsonObj{"id": "<|x|>", "type_id": 1}}, jsonObj{"Sequence": jsonObj{"id": "B", "type_id": 1}}},
 					"special_tokens": jsonObj{"<|x|>": jsonObj{"id": "<|x|>", "ids": []int{257}, "tokens": []string{"<|x|>"}}}},
 			}}
 		}, kind: KindByteLevel, flags: FlagGPT2Regex | FlagAddBOS, bos: 257, eos: -1},
@@ -191,11 +193,23 @@ func TestFromHFRefusals(t *testing.T) {
 			j["added_tokens"] = []any{jsonObj{"id": MaxVocab - 1, "content": "<|x|>"}}
 		}, "no token has id 257"},
 		{"merge of a missing piece", byteLevelJSON, func(j jsonObj) { j["model"].(jsonObj)["merges"] = []any{"h x"} }, "not in the vocab"},
-		{"template adds EOS", byteLevelJSON, func(j jsonObj) {
+		{"template without pair", byteLevelJSON, func(j jsonObj) {
+			// The tokenizers library refuses this file too (no PostProcessorWrapper variant matches).
 			j["post_processor"] = jsonObj{"type": "TemplateProcessing",
 				"single":         []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"SpecialToken": jsonObj{"id": "<|x|>"}}},
 				"special_tokens": jsonObj{"<|x|>": jsonObj{"id": "<|x|>", "ids": []int{257}}}}
-		}, "post_processor TemplateProcessing"},
+		}, "has no pair template"},
+		{"template with an unknown special token", byteLevelJSON, func(j jsonObj) {
+			j["post_processor"] = jsonObj{"type": "TemplateProcessing",
+				"single":         []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"SpecialToken": jsonObj{"id": "<|y|>"}}},
+				"pair":           []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"Sequence": jsonObj{"id": "B"}}},
+				"special_tokens": jsonObj{"<|x|>": jsonObj{"id": "<|x|>", "ids": []int{257}}}}
+		}, `special token "<|y|>" has no ids`},
+		{"template with $A twice", byteLevelJSON, func(j jsonObj) {
+			j["post_processor"] = jsonObj{"type": "TemplateProcessing",
+				"single": []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"Sequence": jsonObj{"id": "A"}}},
+				"pair":   []any{jsonObj{"Sequence": jsonObj{"id": "A"}}, jsonObj{"Sequence": jsonObj{"id": "B"}}}}
+		}, "holds $A 2 times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := tc.base()

@@ -30,6 +30,8 @@ type section struct {
 var sections = []section{
 	{FlagPipeline, "pipeline", func(t *Tokenizer) bool { return t.Pipeline != nil }, parsePipelineSection, appendPipelineSection, nil},
 	{FlagChat, "chat", func(t *Tokenizer) bool { return t.Chat != nil }, parseChatSection, appendChatSection, checkChatSection},
+	{FlagPost, "post-processor", func(t *Tokenizer) bool { return t.Post != nil }, parsePostSection, appendPostSection, checkPostSection},
+	{FlagEmbed, "embedding", func(t *Tokenizer) bool { return t.Embed != nil }, parseEmbedSection, appendEmbedSection, checkEmbedSection},
 }
 
 const sectionHeaderSize = 8

@@ -54,6 +54,8 @@ type mltJSON struct {
 	MergeList  []mltMergeJSON `json:"sample_merges"`
 	Chat       *mltChatJSON   `json:"chat,omitempty"`
 	Pipeline   *mltPipeJSON   `json:"pipeline,omitempty"`
+	Post       *mltPostJSON   `json:"post_processor,omitempty"`
+	Embedding  *mltEmbedJSON  `json:"embedding,omitempty"`
 	AllTokens  []mltTokenJSON `json:"tokens,omitempty"` // with --tensors
 	AllMerges  []mltMergeJSON `json:"merges,omitempty"` // with --tensors
 }
@@ -149,6 +151,16 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if t.Pipeline != nil {
 		j.Pipeline = pipelineJSON(t.Pipeline)
+	}
+	if p := t.Post; p != nil {
+		j.Post = &mltPostJSON{Single: postTemplate(t, p.Single), Pair: postTemplate(t, p.Pair)}
+	}
+	if e := t.Embed; e != nil {
+		j.Embedding = &mltEmbedJSON{Pooling: mlt.PoolName(e.Pooling), Normalize: e.Normalize, Prompts: map[string]string{},
+			DefaultPrompt: e.DefaultPrompt}
+		for _, p := range e.Prompts {
+			j.Embedding.Prompts[p.Name] = p.Text
+		}
 	}
 	if c := t.Chat; c != nil {
 		j.Chat = &mltChatJSON{Templates: []mltTemplateJSON{}, BOSToken: c.BOSToken, EOSToken: c.EOSToken, StopIDs: c.StopIDs}
@@ -254,6 +266,24 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "  added opts   %s\n", none(opts))
 	}
+	if p := j.Post; p != nil {
+		fmt.Fprintf(out, "  post single  %s\n", p.Single)
+		fmt.Fprintf(out, "  post pair    %s\n", p.Pair)
+	}
+	if e := j.Embedding; e != nil {
+		norm := "L2-normalized"
+		if !e.Normalize {
+			norm = "not normalized"
+		}
+		fmt.Fprintf(out, "  embedding    %s pooling, %s\n", e.Pooling, norm)
+		for _, p := range t.Embed.Prompts {
+			def := ""
+			if p.Name == e.DefaultPrompt {
+				def = " (default)"
+			}
+			fmt.Fprintf(out, "  prompt       %s%s: %q\n", p.Name, def, p.Text)
+		}
+	}
 	if c := t.Chat; c != nil {
 		ids := make([]string, len(c.StopIDs))
 		for i, id := range c.StopIDs {
@@ -297,4 +327,40 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		return w.Flush()
 	}
 	return nil
+}
+
+// mltPostJSON is the post-processor section, each template as
+// tokenizer.json writes it ("$A <|endoftext|>").
+type mltPostJSON struct {
+	Single string `json:"single"`
+	Pair   string `json:"pair"`
+}
+
+// mltEmbedJSON is the embedding section.
+type mltEmbedJSON struct {
+	Pooling       string            `json:"pooling"`
+	Normalize     bool              `json:"normalize"`
+	Prompts       map[string]string `json:"prompts"`
+	DefaultPrompt string            `json:"default_prompt,omitempty"`
+}
+
+// postTemplate spells a template as the tokenizers library's string form:
+// $A, $B and the special tokens' pieces (several ids joined by "+").
+func postTemplate(t *mlt.Tokenizer, items []mlt.PostItem) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		switch it.Seq {
+		case mlt.PostSeqA:
+			parts[i] = "$A"
+		case mlt.PostSeqB:
+			parts[i] = "$B"
+		default:
+			ps := make([]string, len(it.IDs))
+			for k, id := range it.IDs {
+				ps[k] = piece(t.Tokens[id])
+			}
+			parts[i] = strings.Join(ps, "+")
+		}
+	}
+	return strings.Join(parts, " ")
 }
