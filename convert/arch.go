@@ -62,6 +62,11 @@ var archNames = map[string]string{
 	"Qwen3_5ForCausalLM": "qwen3_5", "qwen3_5_text": "qwen3_5",
 	"Phi3ForCausalLM": "phi3", "phi3": "phi3",
 	"GraniteForCausalLM": "granite", "granite": "granite",
+	// Head-less checkpoints (AutoModel's classes, embedding models such as
+	// Qwen3-Embedding): no lm_head, so the embedding is the shared classifier.
+	"LlamaModel": "llama", "MistralModel": "mistral", "Qwen2Model": "qwen2", "Qwen3Model": "qwen3",
+	"SmolLM3Model": "smollm3", "GemmaModel": "gemma", "Gemma2Model": "gemma2", "Gemma3TextModel": "gemma3",
+	"Phi3Model": "phi3", "GraniteModel": "granite",
 }
 
 // refused maps model_type values (and a few class names) of architectures

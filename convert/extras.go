@@ -77,5 +77,12 @@ func loadTokenizer(dir string, skip bool, vocab int, warn func(format string, ar
 		return nil, err
 	}
 	t.SetChat(c)
+	e, err := mlt.ReadHFEmbed(dir)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	if e != nil {
+		t.SetEmbed(e)
+	}
 	return t, nil
 }

@@ -23,6 +23,7 @@ type synthOptions struct {
 	DType  string
 	Seed   uint64
 	Shards int
+	Embed  string
 }
 
 func newSynthCmd() *cobra.Command {
@@ -54,6 +55,7 @@ llama3 only: the real sizes of those models).`,
 	f.StringVar(&o.DType, "dtype", "bf16", "bf16, f16 or f32")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed (the same seed gives the same files)")
 	f.IntVar(&o.Shards, "shards", 1, "split the weights into this many files with an index")
+	f.StringVar(&o.Embed, "embedding", "", "write a head-less embedding checkpoint (the *Model class, no lm_head, sentence-transformers files) pooling by last, mean or cls")
 	return c
 }
 
@@ -78,6 +80,9 @@ func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer
 	if o.Output == "" {
 		return usageError{fmt.Errorf("-o DIR is required")}
 	}
+	if o.Embed != "" && !slices.Contains(hfgen.EmbeddingPoolings, o.Embed) {
+		return usageError{fmt.Errorf("--embedding %q: want one of %s", o.Embed, strings.Join(hfgen.EmbeddingPoolings, ", "))}
+	}
 	if o.Shards < 1 {
 		return usageError{fmt.Errorf("--shards %d: want at least 1", o.Shards)}
 	}
@@ -93,7 +98,7 @@ func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.Output, err)
 	}
-	err = hfgen.WriteContext(ctx, tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards})
+	err = hfgen.WriteContext(ctx, tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards, Embedding: o.Embed})
 	if err == nil {
 		err = synthInstall(tmp, dir, out)
 	}

@@ -99,6 +99,13 @@ func runTokenize(ctx context.Context, path string, o tokenizeOptions, out io.Wri
 		return err
 	}
 	t.SetChat(c)
+	e, err := mlt.ReadHFEmbed(path)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		t.SetEmbed(e)
+	}
 	if err := t.Write(o.Output); err != nil {
 		return err
 	}

@@ -55,6 +55,15 @@ type Options struct {
 
 	NoTokenizer bool // skip tokenizer.json and tokenizer_config.json
 
+	// Embedding, when set ("last", "mean" or "cls"), writes a head-less
+	// embedding checkpoint as sentence-transformers saves one: the
+	// architecture's *Model class, tensor names without the "model."
+	// prefix, no lm_head, and modules.json, 1_Pooling/config.json and
+	// config_sentence_transformers.json (Qwen3-Embedding's query prompt).
+	// With "last", the tokenizer's post-processor appends <|endoftext|>, as
+	// Qwen3-Embedding's does.
+	Embedding string
+
 	// Config sets keys of config.json (of text_config where the architecture
 	// nests one) after the architecture's own; a nil value writes null.
 	Config map[string]any
@@ -130,6 +139,11 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 	if err != nil {
 		return err
 	}
+	if opt.Embedding != "" {
+		if specs, err = headLess(arch, cfg, specs, opt.Embedding); err != nil {
+			return err
+		}
+	}
 	torch := map[string]string{"bf16": "bfloat16", "f16": "float16", "f32": "float32"}[dt]
 	text["torch_dtype"] = torch
 	for k, v := range opt.Config {
@@ -157,7 +171,12 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 		return err
 	}
 	if !opt.NoTokenizer {
-		if err := writeTokenizer(dir); err != nil {
+		if err := writeTokenizer(dir, opt.Embedding == "last"); err != nil {
+			return err
+		}
+	}
+	if opt.Embedding != "" {
+		if err := writeSentenceTransformers(dir, opt.Embedding, d.dim); err != nil {
 			return err
 		}
 	}
@@ -550,4 +569,81 @@ func encode(dst []byte, v []float32, dt string) {
 			binary.LittleEndian.PutUint16(dst[2*i:], uint16(b>>16))
 		}
 	}
+}
+
+// EmbeddingPoolings lists the values of Options.Embedding.
+var EmbeddingPoolings = []string{"last", "mean", "cls"}
+
+// headModels maps the causal-LM class of each plain architecture to its
+// head-less class (what AutoModel saves).
+var headModels = map[string]string{
+	"LlamaForCausalLM": "LlamaModel", "MistralForCausalLM": "MistralModel", "Qwen2ForCausalLM": "Qwen2Model",
+	"Qwen3ForCausalLM": "Qwen3Model", "SmolLM3ForCausalLM": "SmolLM3Model", "GemmaForCausalLM": "GemmaModel",
+	"Gemma2ForCausalLM": "Gemma2Model", "Gemma3ForCausalLM": "Gemma3TextModel", "Phi3ForCausalLM": "Phi3Model",
+	"GraniteForCausalLM": "GraniteModel",
+}
+
+// headLess turns a causal-LM checkpoint into the head-less one AutoModel
+// saves: the *Model class, names without "model.", no lm_head.
+func headLess(arch string, cfg map[string]any, specs []tensorSpec, pooling string) ([]tensorSpec, error) {
+	ok := false
+	for _, p := range EmbeddingPoolings {
+		ok = ok || p == pooling
+	}
+	if !ok {
+		return nil, fmt.Errorf("hfgen: embedding pooling %q (want one of %s)", pooling, strings.Join(EmbeddingPoolings, ", "))
+	}
+	a, _ := cfg["architectures"].([]string)
+	if len(a) != 1 || headModels[a[0]] == "" {
+		return nil, fmt.Errorf("hfgen: %s has no head-less embedding form here (composite checkpoints do not)", arch)
+	}
+	cfg["architectures"] = []string{headModels[a[0]]}
+	out := specs[:0]
+	for _, s := range specs {
+		if s.name == "lm_head.weight" {
+			continue
+		}
+		s.name = strings.TrimPrefix(s.name, "model.")
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// writeSentenceTransformers writes the module list, the pooling config and
+// the prompts of a sentence-transformers checkpoint, as Qwen3-Embedding's.
+func writeSentenceTransformers(dir, pooling string, dim int) error {
+	files := map[string]any{
+		"modules.json": []map[string]any{
+			{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+			{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+			{"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+		},
+		"1_Pooling/config.json": map[string]any{
+			"word_embedding_dimension": dim, "pooling_mode_cls_token": pooling == "cls",
+			"pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": false,
+			"pooling_mode_mean_sqrt_len_tokens": false, "pooling_mode_weightedmean_tokens": false,
+			"pooling_mode_lasttoken": pooling == "last", "include_prompt": true,
+		},
+		"config_sentence_transformers.json": map[string]any{
+			"prompts": map[string]string{
+				"query":    "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+				"document": "",
+			},
+			"default_prompt_name": nil, "similarity_fn_name": "cosine",
+		},
+	}
+	for name, v := range files {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

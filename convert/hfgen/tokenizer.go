@@ -45,7 +45,9 @@ var EOS = 256 + len(tokMerges)
 // writeTokenizer writes a GPT-2 style byte-level BPE tokenizer.json (the
 // ByteLevel pre-tokenizer with the GPT-2 regex) with 256 byte tokens, a few
 // merges and special tokens.
-func writeTokenizer(dir string) error {
+// With appendEOS the post-processor appends <|endoftext|> to each text (and to
+// each of a pair), as Qwen3-Embedding's does.
+func writeTokenizer(dir string, appendEOS bool) error {
 	bu := byteUnicode()
 	vocab := map[string]int{}
 	for b := 0; b < 256; b++ {
@@ -76,6 +78,19 @@ func writeTokenizer(dir string) error {
 		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil,
 			"continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": false,
 			"byte_fallback": false, "vocab": vocab, "merges": merges},
+	}
+	if appendEOS {
+		eot := tokSpecials[0]
+		seq := func(id string, ty int) map[string]any {
+			return map[string]any{"Sequence": map[string]any{"id": id, "type_id": ty}}
+		}
+		sp := func(ty int) map[string]any {
+			return map[string]any{"SpecialToken": map[string]any{"id": eot, "type_id": ty}}
+		}
+		tok["post_processor"] = map[string]any{"type": "Sequence", "processors": []any{bl(false), map[string]any{
+			"type": "TemplateProcessing", "single": []any{seq("A", 0), sp(0)}, "pair": []any{seq("A", 0), sp(0), seq("B", 1), sp(1)},
+			"special_tokens": map[string]any{eot: map[string]any{"id": eot, "ids": []int{EOS}, "tokens": []string{eot}}},
+		}}}
 	}
 	b, err := json.MarshalIndent(tok, "", " ")
 	if err != nil {
