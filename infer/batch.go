@@ -62,6 +62,20 @@ func (b *Batch) Close() { b.s.Close() }
 // session, a session twice, a full context, a token outside the vocabulary,
 // more tokens than Tokens in all). Importance matrices are not collected.
 func (b *Batch) Eval(items []BatchItem, emit func(i int, logits []float32) error) error {
+	if ran, err := b.pass(items); err != nil || !ran {
+		return err
+	}
+	var fn func(j int, logits []float32) error
+	if emit != nil {
+		fn = func(j int, logits []float32) error { return emit(b.item[j], logits) }
+	}
+	return b.s.classify(b.s.rows, fn)
+}
+
+// pass checks the items and runs their tokens through the layers, leaving
+// the last residuals in s.x (the items' rows in order) and the rows to
+// classify in s.rows; false when there were no tokens.
+func (b *Batch) pass(items []BatchItem) (bool, error) {
 	s := b.s
 	c := &s.m.cfg
 	total := 0
@@ -69,31 +83,31 @@ func (b *Batch) Eval(items []BatchItem, emit func(i int, logits []float32) error
 		ss := it.Session
 		switch {
 		case ss == nil:
-			return fmt.Errorf("infer: batch item %d: no session", i)
+			return false, fmt.Errorf("infer: batch item %d: no session", i)
 		case ss.m != s.m:
-			return fmt.Errorf("infer: batch item %d: the session belongs to another model", i)
+			return false, fmt.Errorf("infer: batch item %d: the session belongs to another model", i)
 		case ss.ctx > s.ctx:
-			return fmt.Errorf("infer: batch item %d: the session's context of %d exceeds the batch's %d", i, ss.ctx, s.ctx)
+			return false, fmt.Errorf("infer: batch item %d: the session's context of %d exceeds the batch's %d", i, ss.ctx, s.ctx)
 		case ss.pos+len(it.Tokens) > ss.ctx:
-			return fmt.Errorf("%w: batch item %d: %d tokens at position %d exceed --ctx %d", ErrContextFull, i, len(it.Tokens), ss.pos, ss.ctx)
+			return false, fmt.Errorf("%w: batch item %d: %d tokens at position %d exceed --ctx %d", ErrContextFull, i, len(it.Tokens), ss.pos, ss.ctx)
 		}
 		for j := range i {
 			if items[j].Session == ss && len(items[j].Tokens) > 0 && len(it.Tokens) > 0 {
-				return fmt.Errorf("infer: batch items %d and %d: the same session", j, i)
+				return false, fmt.Errorf("infer: batch items %d and %d: the same session", j, i)
 			}
 		}
 		for j, t := range it.Tokens {
 			if t < 0 || t >= c.Vocab {
-				return fmt.Errorf("infer: batch item %d: token %d at index %d outside the vocabulary of %d", i, t, j, c.Vocab)
+				return false, fmt.Errorf("infer: batch item %d: token %d at index %d outside the vocabulary of %d", i, t, j, c.Vocab)
 			}
 		}
 		total += len(it.Tokens)
 	}
 	if total > s.batch {
-		return fmt.Errorf("infer: a batch of %d tokens exceeds the %d it was made for", total, s.batch)
+		return false, fmt.Errorf("infer: a batch of %d tokens exceeds the %d it was made for", total, s.batch)
 	}
 	if total == 0 {
-		return nil
+		return false, nil
 	}
 	s.seqs, s.rows, b.tok, b.item = s.seqs[:0], s.rows[:0], b.tok[:0], b.item[:0]
 	for i, it := range items {
@@ -111,9 +125,5 @@ func (b *Batch) Eval(items []BatchItem, emit func(i int, logits []float32) error
 	for _, it := range items {
 		it.Session.pos += len(it.Tokens)
 	}
-	var fn func(j int, logits []float32) error
-	if emit != nil {
-		fn = func(j int, logits []float32) error { return emit(b.item[j], logits) }
-	}
-	return s.classify(s.rows, fn)
+	return true, nil
 }

@@ -24,6 +24,8 @@ type refModel struct {
 	// the products, for the importance-matrix test.
 	sq map[string][]float64
 	n  map[string]int
+	// hidden, when not nil, collects each position's final-norm state.
+	hidden *[][]float64
 }
 
 func newRef(f *mlb.File, qact bool) *refModel {
@@ -356,6 +358,9 @@ func (r *refModel) logits(tokens []int) [][]float64 {
 			}
 		}
 		n := rmsnorm64(x, r.get("final_norm"), eps)
+		if r.hidden != nil {
+			*r.hidden = append(*r.hidden, n)
+		}
 		cls := "wcls"
 		if h.SharedClassifier != 0 {
 			cls = "tok_emb"
