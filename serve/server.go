@@ -97,6 +97,8 @@ type engine struct {
 	gOnce  sync.Once
 	gVocab *grammar.Vocab // the tokenizer's bytes for grammar masks
 	gErr   error
+
+	emb embedState // embed.go
 }
 
 // grammarVocab returns the tokenizer's vocabulary for grammar masks, built
@@ -185,6 +187,7 @@ func (s *Server) Close() {
 		s.stop()
 		<-s.done
 	}
+	s.closeEmbedder()
 }
 
 // ChatError says why /v1/chat/completions is unavailable (nil when it works).
@@ -215,6 +218,9 @@ func (s *Server) routes() map[string]route {
 		"/v1/models":           {2, http.MethodGet, s.models},
 		"/tokenize":            {3, http.MethodPost, s.tokenize},
 		"/detokenize":          {4, http.MethodPost, s.detokenize},
+		"/v1/embeddings":       {5, http.MethodPost, s.embeddings},
+		"/api/embed":           {6, http.MethodPost, s.ollamaEmbed},
+		"/api/embeddings":      {7, http.MethodPost, s.ollamaEmbeddings},
 	}
 }
 

@@ -1,0 +1,280 @@
+package serve
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/krafla/krafla/convert"
+	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/embed"
+	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlt"
+)
+
+// embedServer serves a synthetic Qwen3-Embedding-style model (last-token
+// pooling, EOS appended by the template) with a context of 32, and returns
+// its URL and an embedder of its own on the same model, for the expected
+// vectors.
+func embedServer(t *testing.T) (string, *embed.Embedder, *mlt.Tokenizer) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "hf")
+	if err := hfgen.Write(src, "qwen3", hfgen.Options{Seed: 4, Embedding: "last"}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "e.mlb")
+	if _, err := convert.Convert(context.Background(), src, convert.Options{Out: out, Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := infer.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := mlt.Open(convert.TokenizerPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(Config{Name: "emb", Ctx: 32, Parallel: 1, Threads: 2})
+	if err := s.Start(m, tok); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	e, err := embed.New(m, tok, embed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		hs.Close()
+		s.Close()
+		e.Close()
+		m.Close()
+	})
+	return hs.URL, e, tok
+}
+
+func sameVec(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: value %d = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestEmbeddingsEndpoints(t *testing.T) {
+	url, e, tok := embedServer(t)
+	vec := func(ids []int) []float32 {
+		v, err := e.Embed([][]int{ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0]
+	}
+	text := func(s string) []int { ids, _ := e.Tokenize("", s); return ids }
+	type oaResp struct {
+		Object string
+		Data   []struct {
+			Object    string
+			Index     int
+			Embedding json.RawMessage
+		}
+		Model string
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+			TotalTokens  int `json:"total_tokens"`
+		}
+	}
+	decode := func(b []byte) oaResp {
+		var r oaResp
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		return r
+	}
+	floats := func(raw json.RawMessage) []float32 {
+		var v []float32
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	t.Run("string", func(t *testing.T) {
+		resp, b := post(t, url+"/v1/embeddings", map[string]any{"model": "emb", "input": "hello world"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		r := decode(b)
+		ids := text("hello world")
+		if r.Object != "list" || r.Model != "emb" || len(r.Data) != 1 || r.Data[0].Object != "embedding" || r.Usage.PromptTokens != len(ids) || r.Usage.TotalTokens != len(ids) {
+			t.Errorf("response %s", b)
+		}
+		sameVec(t, "string input", floats(r.Data[0].Embedding), vec(ids))
+	})
+	t.Run("strings as base64", func(t *testing.T) {
+		in := []string{"the fox", "a much longer sentence than the first one"}
+		_, b := post(t, url+"/v1/embeddings", map[string]any{"model": "emb", "input": in, "encoding_format": "base64"})
+		r := decode(b)
+		if len(r.Data) != 2 {
+			t.Fatalf("response %s", b)
+		}
+		for i, d := range r.Data {
+			var s string
+			if err := json.Unmarshal(d.Embedding, &s); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, len(raw)/4)
+			for k := range got {
+				got[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
+			}
+			if d.Index != i {
+				t.Errorf("index %d at %d", d.Index, i)
+			}
+			sameVec(t, in[i], got, vec(text(in[i])))
+		}
+	})
+	t.Run("token ids", func(t *testing.T) {
+		ids := []int{10, 20, 30, 40}
+		for _, in := range []any{ids, [][]int{ids, {5}}} {
+			_, b := post(t, url+"/v1/embeddings", map[string]any{"model": "emb", "input": in})
+			r := decode(b)
+			if len(r.Data) == 0 {
+				t.Fatalf("response %s", b)
+			}
+			sameVec(t, "ids", floats(r.Data[0].Embedding), vec(ids))
+		}
+	})
+	t.Run("dimensions", func(t *testing.T) {
+		_, b := post(t, url+"/v1/embeddings", map[string]any{"model": "emb", "input": "the fox", "dimensions": 16})
+		r := decode(b)
+		sameVec(t, "dimensions 16", floats(r.Data[0].Embedding), embed.Truncate(vec(text("the fox")), 16))
+	})
+	long := strings.Repeat("lorem ipsum dolor ", 10) // more than 32 tokens
+	ids := text(long)
+	if len(ids) <= 32 {
+		t.Fatalf("the long text has only %d tokens", len(ids))
+	}
+	t.Run("ollama embed truncates", func(t *testing.T) {
+		resp, b := post(t, url+"/api/embed", map[string]any{"model": "emb", "input": []string{"the fox", long}})
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+		var r struct {
+			Model           string
+			Embeddings      [][]float32
+			PromptEvalCount int `json:"prompt_eval_count"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		// The first 31 tokens and the template's EOS.
+		cut := append(append([]int(nil), ids[:31]...), int(tok.EOS))
+		if len(r.Embeddings) != 2 || r.Model != "emb" || r.PromptEvalCount != len(text("the fox"))+32 {
+			t.Fatalf("response %s", b)
+		}
+		sameVec(t, "short", r.Embeddings[0], vec(text("the fox")))
+		sameVec(t, "truncated", r.Embeddings[1], vec(cut))
+		_, b = post(t, url+"/api/embed", map[string]any{"model": "emb", "input": "the fox"})
+		if err := json.Unmarshal(b, &r); err != nil || len(r.Embeddings) != 1 {
+			t.Fatalf("one string: %s", b)
+		}
+		_, b = post(t, url+"/api/embed", map[string]any{"model": "emb", "input": []string{}})
+		if string(b) != `{"embeddings":[],"load_duration":0,"model":"emb","prompt_eval_count":0,"total_duration":`+string(b[strings.LastIndex(string(b), ":")+1:]) {
+			t.Errorf("no input: %s", b)
+		}
+	})
+	t.Run("ollama embeddings", func(t *testing.T) {
+		_, b := post(t, url+"/api/embeddings", map[string]any{"model": "emb", "prompt": "the fox"})
+		var r struct{ Embedding []float32 }
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		sameVec(t, "legacy", r.Embedding, vec(text("the fox")))
+		_, b = post(t, url+"/api/embeddings", map[string]any{"model": "emb", "prompt": ""})
+		if strings.TrimSpace(string(b)) != `{"embedding":[]}` {
+			t.Errorf("empty prompt: %s", b)
+		}
+	})
+	t.Run("concurrent", func(t *testing.T) {
+		var wg sync.WaitGroup
+		want := vec(text("hello world"))
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, b := post(t, url+"/v1/embeddings", map[string]any{"model": "emb", "input": []string{"hello world", long[:20]}})
+				sameVec(t, "concurrent", floats(decode(b).Data[0].Embedding), want)
+			}()
+		}
+		wg.Wait()
+	})
+	for _, tc := range []struct {
+		name, path string
+		body       any
+		status     int
+		want       string
+	}{
+		{"too long", "/v1/embeddings", map[string]any{"model": "emb", "input": []string{"a", long}}, 400, "input: input 1 has"},
+		{"ollama truncate false", "/api/embed", map[string]any{"model": "emb", "input": []string{long}, "truncate": false}, 400, "input 0 has"},
+		{"no input", "/v1/embeddings", map[string]any{"model": "emb"}, 400, "input: is required"},
+		{"empty list", "/v1/embeddings", map[string]any{"model": "emb", "input": []string{}}, 400, "at least one input"},
+		{"bad input", "/v1/embeddings", map[string]any{"model": "emb", "input": 3}, 400, "must be a string"},
+		{"bad format", "/v1/embeddings", map[string]any{"model": "emb", "input": "x", "encoding_format": "hex"}, 400, "encoding_format"},
+		{"dimensions", "/v1/embeddings", map[string]any{"model": "emb", "input": "x", "dimensions": 65}, 400, "the model's 64"},
+		{"id outside the vocabulary", "/v1/embeddings", map[string]any{"model": "emb", "input": []int{1, 1 << 20}}, 400, "token 1048576 at index 1"},
+		{"other model", "/v1/embeddings", map[string]any{"model": "other", "input": "x"}, 404, "does not exist"},
+		{"no model", "/api/embed", map[string]any{"input": "x"}, 400, "model: required"},
+		{"ollama ids", "/api/embed", map[string]any{"model": "emb", "input": []int{1, 2}}, 400, "a string or an array of strings"},
+		{"get", "/v1/embeddings", nil, 405, "not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var status int
+			var b []byte
+			if tc.body == nil {
+				resp, err := httpGet(url + tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				status, b = resp.status, resp.body
+			} else {
+				resp, body := post(t, url+tc.path, tc.body)
+				status, b = resp.StatusCode, body
+			}
+			if status != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("status %d %s, want %d with %q", status, b, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+type getResp struct {
+	status int
+	body   []byte
+}
+
+func httpGet(url string) (getResp, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return getResp{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return getResp{resp.StatusCode, b}, err
+}
