@@ -30,6 +30,19 @@ if [ -z "${KRAFLA_LLAMACPP:-}" ] && [ "${KRAFLA_NO_NPM:-}" != 1 ] && command -v 
 	fi
 	[ -d "$nlc/node_modules/node-llama-cpp" ] && export KRAFLA_LLAMACPP=$nlc
 fi
+# The embeddings test of the official openai client (cmd/krafla's
+# TestOpenAIClientEmbeddings: embeddings.create() against krafla serve) runs
+# openai@7.59.0 from npm, installed once into the cache folder; without node
+# and npm, or with KRAFLA_NO_NPM=1, it skips saying so.
+if [ -z "${KRAFLA_OPENAI:-}" ] && [ "${KRAFLA_NO_NPM:-}" != 1 ] && command -v node >/dev/null && command -v npm >/dev/null; then
+	oai=${XDG_CACHE_HOME:-$HOME/.cache}/krafla/openai-7.59.0
+	if ! [ -f "$oai/node_modules/openai/package.json" ]; then
+		mkdir -p "$oai"
+		(cd "$oai" && npm init -y >/dev/null && npm install --no-audit --no-fund --ignore-scripts openai@7.59.0 >/dev/null) ||
+			echo "test.sh: npm install openai@7.59.0 failed: TestOpenAIClientEmbeddings will skip" >&2
+	fi
+	[ -f "$oai/node_modules/openai/package.json" ] && export KRAFLA_OPENAI=$oai
+fi
 go vet ./...
 (cd asm/_gen && go vet ./...)  # the kernel generator, its own module
 go test -count=1 -timeout 5m ./...
