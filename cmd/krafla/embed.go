@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,8 @@ type embedOptions struct {
 	Pooling     string
 	NoNormalize bool
 	Dimensions  int
+	Tokens      int // tokens per forward pass
+	Verbose     bool
 }
 
 func newEmbedCmd() *cobra.Command {
@@ -57,7 +60,7 @@ Plain output is a line of numbers per input; --json prints
 			if err != nil {
 				return err
 			}
-			return runEmbed(cmd.Context(), p, args[1:], o, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runEmbed(cmd.Context(), p, args[1:], o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -70,6 +73,8 @@ Plain output is a line of numbers per input; --json prints
 	f.StringVar(&o.Pooling, "pooling", "", "override the model's pooling: last, mean or cls")
 	f.BoolVar(&o.NoNormalize, "no-normalize", false, "do not L2-normalize the vectors")
 	f.IntVar(&o.Dimensions, "dimensions", 0, "keep the first N values of each vector and renormalize (Matryoshka models)")
+	f.IntVar(&o.Tokens, "batch-tokens", 512, "tokens per forward pass, over all the inputs it holds (results are identical for any value)")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print the token count and embedding speed to stderr")
 	return c
 }
 
@@ -83,7 +88,7 @@ func minArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-func runEmbed(ctx context.Context, path string, texts []string, o embedOptions, in io.Reader, out io.Writer) error {
+func runEmbed(ctx context.Context, path string, texts []string, o embedOptions, in io.Reader, out, errw io.Writer) error {
 	if o.File != "" {
 		r := in
 		if o.File != "-" {
@@ -121,11 +126,16 @@ func runEmbed(ctx context.Context, path string, texts []string, o embedOptions, 
 		opt.Pooling = p
 	}
 	opt.NoNormalize = o.NoNormalize
+	if o.Tokens < 1 {
+		return usageError{fmt.Errorf("--batch-tokens %d: must be at least 1", o.Tokens)}
+	}
+	opt.Tokens = o.Tokens
 	m, tok, err := loadModel(path, modelOptions{Tokenizer: o.Tokenizer, Threads: o.Threads})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	hugePages(m, o.Verbose, errw)
 	opt.Threads = o.Threads
 	e, err := embed.New(m, tok, opt)
 	if err != nil {
@@ -151,9 +161,19 @@ func runEmbed(ctx context.Context, path string, texts []string, o embedOptions, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	t0 := time.Now()
 	vecs, err := e.Embed(inputs)
 	if err != nil {
 		return err
+	}
+	if o.Verbose {
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		d := time.Since(t0)
+		fmt.Fprintf(errw, "embedded %d inputs, %d tokens in %.3f s: %.1f tokens/s (%s pooling, %d threads, %d tokens a pass)\n",
+			len(inputs), n, d.Seconds(), float64(n)/d.Seconds(), mlt.PoolName(e.Pooling()), o.Threads, o.Tokens)
 	}
 	if o.Dimensions > e.Dim() {
 		return usageError{fmt.Errorf("--dimensions %d: the model's vectors have %d", o.Dimensions, e.Dim())}

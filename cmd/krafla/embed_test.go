@@ -108,6 +108,9 @@ func TestEmbedCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	same("plain", parsePlain(out), want("", "hello world", "the fox"))
+	// Any pass size gives the same bits.
+	out, _, _ = runEmbedCLI(t, path, "--batch-tokens", "3", "-v", "hello world", "the fox")
+	same("--batch-tokens 3", parsePlain(out), want("", "hello world", "the fox"))
 
 	out, errs, code = runEmbedCLI(t, path, "--json", "-f", "-")
 	if code != 0 {
@@ -146,6 +149,7 @@ func TestEmbedCommand(t *testing.T) {
 		{[]string{path, "--pooling", "max", "x"}, `pooling "max"`},
 		{[]string{path, "--prompt", "nope", "x"}, `no "nope" prompt`},
 		{[]string{path, "--dimensions", "100000", "x"}, "the model's vectors have 64"},
+		{[]string{path, "--batch-tokens", "0", "x"}, "--batch-tokens 0"},
 	} {
 		_, errs, code := runEmbedCLI(t, tc.args...)
 		if code == 0 || !strings.Contains(errs, tc.want) {
