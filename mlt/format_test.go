@@ -203,6 +203,11 @@ func FuzzParse(f *testing.F) {
 	f.Add(smallSentencePiece(FlagPrefixOnce).Bytes())
 	f.Add(smallByteLevelPipeline().Bytes())
 	f.Add(smallSentencePiecePipeline().Bytes())
+	pe := smallByteLevel()
+	pe.SetPost(&Post{Single: []PostItem{{Seq: PostSeqA}, {Seq: PostSpecial, IDs: []int32{1, 2}}},
+		Pair: []PostItem{{Seq: PostSpecial, IDs: []int32{3}}, {Seq: PostSeqB}, {Seq: PostSeqA}}})
+	pe.SetEmbed(&Embed{Pooling: PoolLast, Normalize: true, Prompts: []NamedPrompt{{"query", "q: "}}, DefaultPrompt: "query"})
+	f.Add(pe.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, err := Parse(b)
 		if err != nil {
@@ -222,8 +227,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if tk2.Kind != tk.Kind || tk2.Flags != tk.Flags || tk2.BOS != tk.BOS || tk2.EOS != tk.EOS ||
 			!reflect.DeepEqual(tk2.Tokens, tk.Tokens) || !reflect.DeepEqual(tk2.Merges, tk.Merges) ||
-			!reflect.DeepEqual(tk2.Pipeline, tk.Pipeline) || !reflect.DeepEqual(tk2.Chat, tk.Chat) {
+			!reflect.DeepEqual(tk2.Pipeline, tk.Pipeline) || !reflect.DeepEqual(tk2.Chat, tk.Chat) ||
+			!reflect.DeepEqual(tk2.Post, tk.Post) || !reflect.DeepEqual(tk2.Embed, tk.Embed) {
 			t.Fatalf("re-parse of Bytes() gives a different tokenizer")
+		}
+		if tk.Post != nil {
+			tk.EncodePair("ab", "c", true)
 		}
 		// A byte-level tokenizer without a pipeline whose vocabulary has every
 		// single byte as a normal token must give any valid UTF-8 text back.
