@@ -157,3 +157,37 @@ func TestEmbedCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectEmbeddingSections: inspect shows the post-processor template
+// and the embedding section of a converted embedding model, in text and JSON.
+func TestInspectEmbeddingSections(t *testing.T) {
+	path := convert.TokenizerPath(embedModel(t))
+	var out bytes.Buffer
+	if err := runInspect(path, inspectOptions{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`post single  $A "<|endoftext|>"`, `post pair    $A "<|endoftext|>" $B "<|endoftext|>"`,
+		"embedding    last pooling, L2-normalized", `prompt       query: "Instruct: Given a web search query`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := runInspect(path, inspectOptions{JSON: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Post      struct{ Single, Pair string } `json:"post_processor"`
+		Embedding struct {
+			Pooling   string
+			Normalize bool
+			Prompts   map[string]string
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Post.Single != `$A "<|endoftext|>"` || j.Embedding.Pooling != "last" || !j.Embedding.Normalize || j.Embedding.Prompts["document"] != "" || len(j.Embedding.Prompts) != 2 {
+		t.Errorf("inspect --json: %+v", j)
+	}
+}
