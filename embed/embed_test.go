@@ -146,6 +146,10 @@ func TestPrompt(t *testing.T) {
 			t.Errorf("Prompt(%q, %q) = %q, %v, want %q", tc.name, tc.task, got, err, tc.want)
 		}
 	}
+	tok.Embed.DefaultPrompt = "plain"
+	if got, err := e.Prompt("", ""); err != nil || got != "query: " {
+		t.Errorf("with a default prompt: Prompt(\"\", \"\") = %q, %v, want %q", got, err, "query: ")
+	}
 }
 
 func TestEmbedRefuses(t *testing.T) {

@@ -135,12 +135,19 @@ func (s *Server) runEmbed(r *http.Request, e *engine, req embedRequest) (*embedR
 	}
 	limit := min(e.ctx, em.MaxTokens())
 	tail := trailingSpecials(e.tok)
+	// The model's default prompt (config_sentence_transformers.json's
+	// default_prompt_name), as sentence-transformers puts it before every
+	// text; none for most models.
+	prompt, err := em.Prompt("", "")
+	if err != nil {
+		return nil, errInternal(err)
+	}
 	res := &embedResult{}
 	inputs := make([][]int, len(req.inputs))
 	for i, in := range req.inputs {
 		ids := in.ids
 		if !in.isIDs {
-			ids, _ = em.Tokenize("", in.text)
+			ids, _ = em.Tokenize(prompt, in.text)
 		}
 		for j, id := range ids {
 			if id < 0 || id >= e.vocab {
