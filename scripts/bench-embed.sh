@@ -3,8 +3,12 @@
 # llama-embedding on the same GGUF (converted to .mlb by krafla, so the same
 # Q8_0 weights), for batches of 1, 8 and 32 inputs of 128 tokens each, mean
 # pooling, interleaved per row so machine load hits both alike. Prints
-# embedded tokens/s (the embedding call only: no load, no repacking) and the
-# ratio krafla / llama.cpp.
+# embedded tokens/s and the ratio krafla / llama.cpp. krafla's is the
+# embedding call alone (krafla embed -v: no load, no repacking).
+# llama-embedding's perf counters do not count batches of several sequences,
+# so its figure is the time between its log lines (-lv 4 timestamps) that
+# open the embedding batch (batch_decode) and follow it (the perf summary):
+# the decode and the printing of the vectors, no load or warm-up.
 #
 #   scripts/bench-embed.sh [MODEL.gguf]
 #
@@ -62,8 +66,15 @@ for n in $batches; do
 	for _ in $(seq "$reps"); do
 		kr=$("$k" embed "$work/m.mlb" -f "$work/b.txt" --pooling mean --threads "$threads" --batch-tokens "$ktok" -v 2>&1 >/dev/null |
 			sed -n 's/.* \([0-9.]*\) tokens\/s.*/\1/p')
-		lr=$("$emb" -m "$model" -f "$work/b.txt" --pooling mean -t "$threads" -c "$tok" -b "$tok" -ub "$tok" -np "$n" \
-			--embd-output-format array 2>&1 >/dev/null | sed -n 's/.*prompt eval time.* \([0-9.]*\) tokens per second.*/\1/p' | tail -1)
+		ctx=$((tok < 256 ? 256 : tok)) # llama.cpp asserts on a 128-token context here
+		lr=$("$emb" -m "$model" -f "$work/b.txt" --pooling mean -t "$threads" -c "$ctx" -b "$ctx" -ub "$ctx" -np "$n" \
+			--perf -lv 4 2>&1 >/dev/null | python3 -c '
+import re, sys
+ts = lambda l: sum(float(x) * f for x, f in zip(l.split()[0].split("."), (60, 1, 1e-3, 1e-6)))
+lines = sys.stdin.read().split("\n")
+i = max(k for k, l in enumerate(lines) if "batch_decode: n_tokens" in l)
+d = ts(lines[i + 1]) - ts(lines[i])
+print(int(re.search(r"n_tokens = (\d+)", lines[i]).group(1)) / d)')
 		kbest=$(python3 -c "print(max($kbest, ${kr:-0}))")
 		lbest=$(python3 -c "print(max($lbest, ${lr:-0}))")
 	done
