@@ -13,6 +13,7 @@ import (
 
 	"github.com/krafla/krafla/gguf"
 	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlt"
 	"github.com/krafla/krafla/quantize"
 )
 
@@ -748,6 +749,17 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		return nil, err
 	}
 	p.warnings = append(p.warnings, twarn...)
+	if v, ok := f.Lookup(arch + ".pooling_type"); ok && tok != nil {
+		// An embedding model (llama.cpp's pooling types: 0 none, 1 mean,
+		// 2 cls, 3 last, 4 rank); llama.cpp's callers L2-normalize.
+		switch n, _ := v.Int(); n {
+		case 0:
+		case mlt.PoolMean, mlt.PoolCLS, mlt.PoolLast:
+			tok.SetEmbed(&mlt.Embed{Pooling: uint8(n), Normalize: true})
+		default:
+			return nil, fmt.Errorf("convert: %s: %s.pooling_type %v: krafla pools by mean (1), cls (2) or last token (3)", path, arch, v)
+		}
+	}
 	rep := &Report{Arch: arch, Family: a.family, Out: opt.Out, Notes: p.notes, Warnings: p.warnings}
 	for _, s := range p.warnings {
 		fmt.Fprintln(logw, "warning:", s)

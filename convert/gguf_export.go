@@ -147,6 +147,11 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 			return nil, fmt.Errorf("export: %s: %w", tokPath, err)
 		}
 		kvs = append(kvs, tk...)
+		if e := t.Embed; e != nil {
+			// llama.cpp's LLAMA_POOLING_TYPE_MEAN, CLS and LAST are 1, 2
+			// and 3, the .mlt's values; its callers normalize.
+			kvs = append(kvs, gguf.KV{Key: arch + ".pooling_type", Value: gguf.Uint32(uint32(e.Pooling))})
+		}
 		rep.Tokenizer = tokPath
 	} else {
 		notice("no tokenizer (.mlt) beside the model: the GGUF has none, and llama.cpp refuses to load a file without one")
