@@ -49,6 +49,8 @@ Open WebUI or LangChain can use it:
   POST /v1/completions        a prompt string or a list of token ids
   GET  /v1/models             the model, named by --name
   POST /tokenize, /detokenize llama-server's shapes
+  POST /v1/embeddings         embeddings as krafla embed makes them (float or base64)
+  POST /api/embed, /api/embeddings  ollama's embedding endpoints
   GET  /metrics               Prometheus text; GET /health: {"status":"ok"}
 
 Point a client at the base URL http://HOST:PORT/v1 with the model id of
