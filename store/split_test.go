@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -252,4 +253,80 @@ func TestIndexedShards(t *testing.T) {
 	if err := c.IndexedShards([]byte("{")); err == nil || !strings.Contains(err.Error(), "model.safetensors.index.json") {
 		t.Errorf("bad index: %v", err)
 	}
+}
+
+// TestInterruptedHFJSDownload: @huggingface/hub's snapshotDownload (npm)
+// of a sharded checkpoint is cut in the middle of the third shard, as an
+// interrupted download of another tool leaves a cache. Offline, krafla
+// names what the cache lacks; online it downloads only the files the
+// other tool did not finish, resuming the third shard from the partial
+// file the library left, and the model equals the full checkpoint's.
+func TestInterruptedHFJSDownload(t *testing.T) {
+	ck := t.TempDir()
+	if err := hfgen.Write(ck, "llama", hfgen.Options{Seed: 5, Shards: 3}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	es, _ := os.ReadDir(ck)
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(ck, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	const name = "org/sharded"
+	third := "model-00003-of-00003.safetensors"
+	h := hubtest.New()
+	defer h.Close()
+	repo := h.Add(name, files)
+	// Two cuts: the library's probe (Range: bytes=0-0, too short to cut)
+	// takes one; the download proper is cut half way.
+	h.CutAfter, h.Cuts, h.CutBlob = int64(len(files[third])/2), 2, hubtest.SHA256(files[third])
+	s := newStore(t, h)
+	var dl struct{ Dir, Error string }
+	hubtest.HFJS(t, &dl, "download", name, h.URL, s.Hub.Cache)
+	if dl.Error == "" {
+		t.Fatalf("snapshotDownload was not interrupted: %+v", dl)
+	}
+	partial := filepath.Join(s.Hub.Cache, hub.RepoFolder(name), "blobs", hubtest.SHA256(files[third])+".incomplete")
+	st, err := os.Stat(partial)
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("the library left no partial third shard: %v", err)
+	}
+	kept := st.Size()
+	off := *s.Hub
+	off.Offline = true
+	_, err = (&Store{Dir: s.Dir, Hub: &off}).Resolve(context.Background(), hub.Ref{Repo: name})
+	var he *hub.Error
+	if !errors.As(err, &he) || he.Code != hub.OfflineMissing || !reflect.DeepEqual(he.Missing, []string{third, "model.safetensors.index.json"}) {
+		t.Fatalf("offline: %v; want %s and the index missing", err, third)
+	}
+	n := len(h.Log())
+	m, err := s.Resolve(context.Background(), hub.Ref{Repo: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	resumed := false
+	for _, r := range h.Log()[n:] {
+		if p, ok := strings.CutPrefix(r.Path, "/"+name+"/resolve/"+repo.Commit+"/"); ok && r.Method == "GET" {
+			got[p] = true
+		}
+		resumed = resumed || r.Server == "cdn" && r.Range == fmt.Sprintf("bytes=%d-", kept)
+	}
+	for f := range files {
+		done := f == "config.json" || f == "generation_config.json" || strings.HasPrefix(f, "model-0000") && f != third
+		if got[f] == done {
+			t.Errorf("%s: downloaded %v, want %v (the library had finished it: %v)", f, got[f], !done, done)
+		}
+	}
+	if !resumed {
+		t.Errorf("the third shard was not resumed from the library's %d bytes", kept)
+	}
+	full := filepath.Join(t.TempDir(), "full.mlb")
+	if _, err := convert.Convert(context.Background(), ck, convert.Options{Out: full, Type: quantize.TypeQ8_0, Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, m.Path, full)
 }
