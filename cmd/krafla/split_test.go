@@ -63,3 +63,18 @@ func TestSplitGGUF(t *testing.T) {
 		t.Fatalf("run: %v\n%q %s", err, out, stderr)
 	}
 }
+
+// TestPullHelp: pull --help teaches the name forms and every environment
+// variable the hub client reads (the "done when").
+func TestPullHelp(t *testing.T) {
+	out, _, err := runCLI("pull", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"ORG/NAME[:TAG][@REVISION]", ":TAG", "@REVISION", "q4_0", "Q4_K_M", "-00001-of-0000N.gguf",
+		"HF_TOKEN", "HF_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HTTPS_PROXY", "KRAFLA_HOME"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("pull --help does not mention %s", s)
+		}
+	}
+}
