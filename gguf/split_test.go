@@ -239,3 +239,30 @@ func TestOpenSplitLlamaCpp(t *testing.T) {
 	}
 	sameModel(t, src, f)
 }
+
+// TestOpenSplitDuplicate: a tensor in two files of a set is refused,
+// naming the second file and the first.
+func TestOpenSplitDuplicate(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "d")
+	data := make([]byte, 16)
+	for i := range 2 {
+		kvs := []gguf.KV{{Key: gguf.KeySplitNo, Value: gguf.Uint16(uint16(i))}, {Key: gguf.KeySplitCount, Value: gguf.Uint16(2)},
+			{Key: gguf.KeySplitTensors, Value: gguf.Int32(2)}}
+		w, err := gguf.Create(gguf.SplitPath(prefix, i+1, 2), kvs, []gguf.TensorInfo{{Name: "w", Type: gguf.F32, Shape: []uint64{4}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTensor("w", data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := gguf.OpenSplit(gguf.SplitPath(prefix, 1, 2))
+	var ge *gguf.Error
+	if !errors.As(err, &ge) || !errors.Is(err, gguf.ErrFormat) || ge.Path != gguf.SplitPath(prefix, 2, 2) || ge.Tensor != "w" ||
+		!strings.Contains(err.Error(), "also in split 1 ("+gguf.SplitPath(prefix, 1, 2)+")") {
+		t.Errorf("err = %v, want tensor w refused in split 2 as also in split 1", err)
+	}
+}
