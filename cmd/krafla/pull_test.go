@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/gguf/gguftest"
+	"github.com/krafla/krafla/hub/hubtest"
 	"github.com/krafla/krafla/internal/testenv"
 )
 
@@ -76,5 +77,27 @@ func TestPullHelp(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("pull --help does not mention %s", s)
 		}
+	}
+}
+
+// TestRunFromOtherToolsCache: what another tool downloaded (here
+// @huggingface/hub's snapshotDownload, from the fake hub) runs by name at
+// once, offline, without a request.
+func TestRunFromOtherToolsCache(t *testing.T) {
+	h, r, cache := storiesHub(t)
+	var dl struct{ Dir, Error string }
+	hubtest.HFJS(t, &dl, "download", r.Name, h.URL, cache)
+	if dl.Error != "" {
+		t.Fatal(dl.Error)
+	}
+	n := len(h.Log())
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	out, stderr, err := runCLI("run", r.Name, "--temp", "0", "-n", "60", "--no-huge-pages")
+	const story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."
+	if err != nil || !strings.HasPrefix(out, story) || !strings.Contains(stderr, "found karpathy/stories260K in the Hugging Face cache") {
+		t.Fatalf("run: %v\n%q %s", err, out, stderr)
+	}
+	if len(h.Log()) != n {
+		t.Errorf("offline run made %d requests", len(h.Log())-n)
 	}
 }
