@@ -33,6 +33,9 @@ func TestSplitGGUF(t *testing.T) {
 	if _, _, err := runCLI("convert", paths[1], "-o", "x.mlb"); err == nil || !strings.Contains(err.Error(), "give the first split") {
 		t.Errorf("convert the second split: %v", err)
 	}
+	if out, _, err := runCLI("inspect", paths[1]); err != nil || !strings.Contains(out, "split 2 of 3 of a set") {
+		t.Errorf("inspect the second split: %v\n%s", err, out)
+	}
 	os.Chdir(wd)
 
 	h, _, _ := storiesHub(t)
