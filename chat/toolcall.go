@@ -200,7 +200,7 @@ func ThinkOpener(t string) string {
 }
 
 func splitThink(text string, open bool) (reasoning, rest string) {
-	t := strings.TrimLeft(text, " \n")
+	t := strings.TrimLeft(text, " \t\n")
 	if !open {
 		o := ThinkOpener(t)
 		if o == "" {
@@ -273,7 +273,7 @@ func decodeFirst(text string, v any) (string, error) {
 func parseHermes(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -290,7 +290,7 @@ func parseHermes(text string) ([]ToolCall, error) {
 			return nil, err
 		}
 		calls = append(calls, tc)
-		rest = strings.TrimLeft(rest, " \n")
+		rest = strings.TrimLeft(rest, " \t\n")
 		if !strings.HasPrefix(rest, "</tool_call>") {
 			return nil, fmt.Errorf("no </tool_call> after the call")
 		}
@@ -308,7 +308,7 @@ func parseQwenXML(text string) ([]ToolCall, error) {
 func parseXMLCalls(text, open, close string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -379,7 +379,7 @@ func parseXMLCalls(text, open, close string) ([]ToolCall, error) {
 func parseMistral(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" || text == "</s>" {
 			return calls, nil
 		}
@@ -428,7 +428,7 @@ func parseMistral(text string) ([]ToolCall, error) {
 // llama3Start: Llama 3.1-3.3 call a tool with the whole output
 // {"name": …, "parameters": {…}}, optionally after <|python_tag|>.
 func llama3Start(text string) int {
-	t := strings.TrimLeft(text, " \n")
+	t := strings.TrimLeft(text, " \t\n")
 	if strings.HasPrefix(t, "<|python_tag|>") || strings.HasPrefix(t, "{") {
 		return len(text) - len(t)
 	}
@@ -436,7 +436,7 @@ func llama3Start(text string) int {
 }
 
 func parseLlama3(text string) ([]ToolCall, error) {
-	text = strings.TrimPrefix(strings.TrimLeft(text, " \n"), "<|python_tag|>")
+	text = strings.TrimPrefix(strings.TrimLeft(text, " \t\n"), "<|python_tag|>")
 	var calls []ToolCall
 	for {
 		text = strings.TrimLeft(text, " \n;")
@@ -477,7 +477,7 @@ func ThinkOpen(prompt string) bool {
 func parseGLM(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -561,7 +561,7 @@ func parseApriel(text string) ([]ToolCall, error) {
 func parseFunctionary(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -583,6 +583,6 @@ func parseFunctionary(text string) ([]ToolCall, error) {
 			return nil, err
 		}
 		calls = append(calls, ToolCall{name, a})
-		text = strings.TrimPrefix(strings.TrimLeft(rest, " \n"), "</function>")
+		text = strings.TrimPrefix(strings.TrimLeft(rest, " \t\n"), "</function>")
 	}
 }

@@ -81,7 +81,7 @@ func attr(tag, name string) (string, bool) {
 // jsonCalls decodes a JSON array of calls (or, with one, a single call
 // object) at the start of text and returns the rest.
 func jsonCalls(text string) ([]ToolCall, string, error) {
-	text = strings.TrimLeft(text, " \n")
+	text = strings.TrimLeft(text, " \t\n")
 	var list []jsonCall
 	var rest string
 	var err error
@@ -114,7 +114,7 @@ func wrappedJSON(open, close string) func(string) ([]ToolCall, error) {
 	return func(text string) ([]ToolCall, error) {
 		var calls []ToolCall
 		for {
-			text = strings.TrimLeft(text, " \n")
+			text = strings.TrimLeft(text, " \t\n")
 			if text == "" && calls != nil {
 				return calls, nil
 			}
@@ -126,7 +126,7 @@ func wrappedJSON(open, close string) func(string) ([]ToolCall, error) {
 				return nil, err
 			}
 			calls = append(calls, cs...)
-			rest = strings.TrimLeft(rest, " \n")
+			rest = strings.TrimLeft(rest, " \t\n")
 			if close != "" {
 				if !strings.HasPrefix(rest, close) {
 					return nil, fmt.Errorf("no %s after the calls", close)
@@ -217,7 +217,7 @@ func sectioned(text, secBegin, secEnd, begin, end string, one func(body string) 
 	text = text[len(secBegin):]
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if strings.HasPrefix(text, secEnd) {
 			if r := strings.TrimSpace(text[len(secEnd):]); r != "" {
 				return nil, fmt.Errorf("text after the calls: %.20q", r)
@@ -392,7 +392,7 @@ func parseDSML(text string) ([]ToolCall, error) {
 // strings are quoted by <|"|>, keys bare.
 func parseGemma4(text string) ([]ToolCall, error) {
 	var calls []ToolCall
-	for text = strings.TrimLeft(text, " \n"); text != ""; text = strings.TrimLeft(text, " \n") {
+	for text = strings.TrimLeft(text, " \t\n"); text != ""; text = strings.TrimLeft(text, " \t\n") {
 		body, rest, ok := between(text, "<|tool_call>call:", "<tool_call|>")
 		if !ok {
 			return nil, fmt.Errorf("expected <|tool_call>call:NAME{…}<tool_call|> at %.20q", text)
