@@ -101,6 +101,7 @@ type genParams struct {
 	includeUsage bool
 	logitBias    map[int]float32
 	grammar      *grammar.Grammar // response_format; nil: free text
+	trigger      string           // with grammar: it applies from the first trigger on (tool_choice auto); "": from the start
 	toolFormat   string           // chat: the template's tool-call format, when tools are given
 	think        bool             // chat: split <think> reasoning off the content
 	thinkOpen    bool             // chat: the prompt opened <think>

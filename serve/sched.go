@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -178,7 +179,11 @@ func (s *scheduler) admit(r *request) {
 		sl.counts = map[int]int{}
 	}
 	if r.p.grammar != nil && r.gvocab != nil {
-		sl.gst, sl.gmask = r.p.grammar.NewState(), make([]uint64, r.gvocab.Words())
+		if r.p.trigger == "" {
+			sl.gst, sl.gmask = r.p.grammar.NewState(), make([]uint64, r.gvocab.Words())
+		} else {
+			sl.lazy = []byte{}
+		}
 	}
 	s.met.promptTokens.Add(int64(len(r.prompt)))
 	s.met.reusedTokens.Add(int64(k))
@@ -299,6 +304,8 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 			s.end(sl, "", err)
 			return
 		}
+	} else if p.trigger != "" && r.gvocab != nil && sl.lazy != nil {
+		s.lazyGrammar(sl, id)
 	}
 	sl.ntok++
 	s.met.generated(time.Now())
@@ -321,6 +328,29 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	default:
 		sl.next = id
 	}
+}
+
+// lazyGrammar watches the bytes of an unconstrained answer for the
+// trigger (tool_choice auto: the format's call marker) and, once it is
+// there, constrains the rest: the grammar reads the text from the trigger
+// on. A text the grammar cannot continue stays free (and is content).
+func (s *scheduler) lazyGrammar(sl *slot, id int) {
+	r := sl.req
+	sl.lazy = append(sl.lazy, r.gvocab.Token(id)...)
+	i := bytes.Index(sl.lazy, []byte(r.p.trigger))
+	if i < 0 {
+		// Only the tail that may still begin the trigger is kept.
+		if keep := len(r.p.trigger) - 1; len(sl.lazy) > keep {
+			sl.lazy = append(sl.lazy[:0], sl.lazy[len(sl.lazy)-keep:]...)
+		}
+		return
+	}
+	st := r.p.grammar.NewState()
+	if st.Accept(sl.lazy[i:]) != nil {
+		sl.lazy = nil // not a call the grammar knows: free text to the end
+		return
+	}
+	sl.gst, sl.gmask, sl.lazy = st, make([]uint64, r.gvocab.Words()), nil
 }
 
 // send passes text, with the log probabilities held since the last text, to

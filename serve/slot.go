@@ -108,6 +108,7 @@ type slot struct {
 	ntok     int
 	sampler  *infer.Sampler
 	gst      *grammar.State // response_format's grammar; nil: free text
+	lazy     []byte         // with a trigger: the bytes generated while it has not appeared
 	gmask    []uint64
 	gwork    []float32
 	counts   map[int]int // completion tokens seen, for the penalties
