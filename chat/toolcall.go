@@ -269,6 +269,18 @@ func decodeFirst(text string, v any) (string, error) {
 	return text[d.InputOffset():], nil
 }
 
+// decodeCall decodes one JSON call object at the start of text and
+// returns the rest.
+func decodeCall(text string) (ToolCall, string, error) {
+	var c jsonCall
+	rest, err := decodeFirst(text, &c)
+	if err != nil {
+		return ToolCall{}, "", err
+	}
+	tc, err := c.call()
+	return tc, rest, err
+}
+
 // parseHermes: <tool_call>{"name": ..., "arguments": {...}}</tool_call>, repeated.
 func parseHermes(text string) ([]ToolCall, error) {
 	var calls []ToolCall
@@ -280,12 +292,7 @@ func parseHermes(text string) ([]ToolCall, error) {
 		if !strings.HasPrefix(text, "<tool_call>") {
 			return nil, fmt.Errorf("text after a call: %.20q", text)
 		}
-		var c jsonCall
-		rest, err := decodeFirst(text[len("<tool_call>"):], &c)
-		if err != nil {
-			return nil, err
-		}
-		tc, err := c.call()
+		tc, rest, err := decodeCall(text[len("<tool_call>"):])
 		if err != nil {
 			return nil, err
 		}
@@ -446,12 +453,7 @@ func parseLlama3(text string) ([]ToolCall, error) {
 			}
 			return calls, nil
 		}
-		var c jsonCall
-		rest, err := decodeFirst(text, &c)
-		if err != nil {
-			return nil, err
-		}
-		tc, err := c.call()
+		tc, rest, err := decodeCall(text)
 		if err != nil {
 			return nil, err
 		}

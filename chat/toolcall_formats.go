@@ -164,12 +164,7 @@ func parseMiniMaxM1(text string) ([]ToolCall, error) {
 	}
 	var calls []ToolCall
 	for body = strings.TrimSpace(body); body != ""; body = strings.TrimSpace(body) {
-		var c jsonCall
-		r, err := decodeFirst(body, &c)
-		if err != nil {
-			return nil, err
-		}
-		tc, err := c.call()
+		tc, r, err := decodeCall(body)
 		if err != nil {
 			return nil, err
 		}
