@@ -260,9 +260,14 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	r := sl.req
 	p := &r.p
 	x := logits
-	if sl.counts != nil || p.logitBias != nil {
+	rp := float32(p.repeatPenalty)
+	repeat := rp != 0 && rp != 1 && p.repeatLastN != 0
+	if sl.counts != nil || p.logitBias != nil || repeat {
 		sl.penalize = append(sl.penalize[:0], logits...)
 		x = sl.penalize
+		if repeat {
+			sl.repeatPenalty(x, rp, p.repeatLastN)
+		}
 		for t, c := range sl.counts {
 			x[t] -= float32(c)*float32(p.frequency) + float32(p.presence)
 		}
@@ -320,6 +325,41 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 		s.end(sl, "length", nil)
 	default:
 		sl.next = id
+	}
+}
+
+// repeatPenalty applies rp to the logits of the distinct tokens among the
+// last n the slot evaluated (n < 0: all), those of this step included: the
+// token just drawn, or the prompt's last chunk.
+func (sl *slot) repeatPenalty(x []float32, rp float32, n int) {
+	cur := sl.pending
+	if sl.gen {
+		cur = []int{sl.next}
+	}
+	hist := sl.cached
+	if total := len(hist) + len(cur); n < 0 || n > total {
+		n = total
+	}
+	if sl.seen == nil {
+		sl.seen = map[int]bool{}
+	}
+	clear(sl.seen)
+	for i := range n {
+		var t int
+		if k := len(cur) - 1 - i; k >= 0 {
+			t = cur[k]
+		} else {
+			t = hist[len(hist)-1-(i-len(cur))]
+		}
+		if t < 0 || t >= len(x) || sl.seen[t] {
+			continue
+		}
+		sl.seen[t] = true
+		if x[t] > 0 {
+			x[t] /= rp
+		} else {
+			x[t] *= rp
+		}
 	}
 }
 
