@@ -353,6 +353,11 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request, e *engine) {
 	if ae == nil {
 		mg, ae = s.manager("pull")
 	}
+	if c, ok := mg.(interface{ CheckName(string) error }); ae == nil && ok {
+		if err := c.CheckName(name); err != nil {
+			ae = badParam("model", "%v", err)
+		}
+	}
 	if ae != nil {
 		writeOllamaError(w, ae)
 		return

@@ -55,6 +55,12 @@ func storeRef(name string) (hub.Ref, error) {
 	return hub.ParseRef(name)
 }
 
+// CheckName refuses, before a pull starts, a name that is not a hub reference.
+func (c *StoreCatalog) CheckName(name string) error {
+	_, err := storeRef(name)
+	return err
+}
+
 // Pull brings name into the store (store.Pull), telling progress what it
 // downloads; the calls come from the pull's goroutine.
 func (c *StoreCatalog) Pull(ctx context.Context, name string, progress func(PullProgress)) (ModelEntry, error) {
