@@ -10,6 +10,7 @@ import (
 
 	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlt"
 )
 
 // greedyRef is an independent reference for ollama's sampling at
@@ -417,3 +418,45 @@ func TestCORS(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// thinkML is chatML for a thinking model: it reads enable_thinking, as
+// Qwen 3's template does, and names <think>.
+const thinkML = `{% for m in messages %}<|im_start|>{{ m['role'] }}
+{{ m['content'] }}<|im_end|>
+{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% if enable_thinking is defined and not enable_thinking %}<think>
+
+</think>
+
+{% endif %}{% endif %}`
+
+// TestOllamaThink: think reaches the template as enable_thinking (false
+// writes the empty think block, more prompt tokens), and /api/show lists
+// the thinking capability.
+func TestOllamaThink(t *testing.T) {
+	m, tok := tinyModel(t)
+	tok.SetChat(&mlt.Chat{Templates: []mlt.NamedTemplate{{Name: "default", Source: thinkML}}, EOSToken: "<|im_end|>"})
+	s := NewServer(Config{Name: "tiny", Ctx: 256})
+	if err := s.Start(m, tok); err != nil {
+		t.Fatal(err)
+	}
+	url := newTestHTTP(t, s)
+	count := func(think string) int {
+		body := `{"model":"tiny","stream":false,"messages":[{"role":"user","content":"Hi"}],"options":{"num_predict":1}` + think + `}`
+		code, b := ollamaDo(t, http.MethodPost, url+"/api/chat", body)
+		var d ollamaDone
+		if json.Unmarshal(b, &d); code != 200 {
+			t.Fatalf("think %q: %d %s", think, code, b)
+		}
+		return d.PromptN
+	}
+	plain, on, off := count(""), count(`,"think":true`), count(`,"think":false`)
+	want := len(tok.Encode("<think>\n\n</think>\n\n", false))
+	if on != plain || off != plain+want {
+		t.Errorf("prompt tokens: %d without think, %d with true, %d with false; want the same, then %d more", plain, on, off, want)
+	}
+	code, b := ollamaDo(t, http.MethodPost, url+"/api/show", `{"model":"tiny"}`)
+	if code != 200 || !strings.Contains(string(b), `"capabilities":["completion","thinking"]`) {
+		t.Errorf("/api/show: %d %s", code, b)
+	}
+}

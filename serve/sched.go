@@ -33,6 +33,7 @@ type scheduler struct {
 	// beforeStep, when set (tests), runs before every step that has work.
 	beforeStep func()
 	maxItems   int // the most sequences one step evaluated
+	lastBusy   int // the busy slots last added to met.busy
 }
 
 func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics) (*scheduler, error) {
@@ -116,7 +117,9 @@ func (s *scheduler) busy() int {
 			n++
 		}
 	}
-	s.met.busy.Store(int64(n))
+	// The gauge is the server's, shared by every loaded model: add the change.
+	s.met.busy.Add(int64(n - s.lastBusy))
+	s.lastBusy = n
 	return n
 }
 
