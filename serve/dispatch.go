@@ -38,22 +38,23 @@ func (s *Server) withModel(h handler) handler {
 			name, keep, ae = peekModel(body)
 		}
 		var l *loaded
+		var load time.Duration
 		if ae == nil {
-			l, ae = s.reg.acquire(r.Context(), name)
+			l, load, ae = s.reg.acquire(r.Context(), name)
 		}
 		if ae != nil {
 			s.fail(w, r, ae)
 			return
 		}
 		defer s.reg.release(l, keep)
-		h(w, r.WithContext(context.WithValue(r.Context(), loadKey{}, l.load)), l.e)
+		h(w, r.WithContext(context.WithValue(r.Context(), loadKey{}, load)), l.e)
 	}
 }
 
 type loadKey struct{}
 
-// loadDuration is how long the request's model took to load (0 in
-// single-model mode).
+// loadDuration is how long the request waited for its model to load (0
+// when it was loaded, and in single-model mode).
 func loadDuration(r *http.Request) time.Duration {
 	d, _ := r.Context().Value(loadKey{}).(time.Duration)
 	return d

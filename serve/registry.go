@@ -67,22 +67,24 @@ func errModelNotFound(name string) *apiError {
 }
 
 // acquire returns the loaded model name refers to, loading it if needed
-// and waiting while it loads, held until release.
-func (r *registry) acquire(ctx context.Context, name string) (*loaded, *apiError) {
+// and waiting while it loads, held until release; load is how long this
+// request waited for the model to load (0 when it was loaded already).
+func (r *registry) acquire(ctx context.Context, name string) (l *loaded, load time.Duration, ae *apiError) {
 	list, err := r.cat.Models()
 	if err != nil {
-		return nil, errInternal(fmt.Errorf("listing the models: %v", err))
+		return nil, 0, errInternal(fmt.Errorf("listing the models: %v", err))
 	}
 	entry, ok := findModel(list, name)
 	if !ok {
-		return nil, errModelNotFound(name)
+		return nil, 0, errModelNotFound(name)
 	}
+	t0 := time.Now()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errUnavailable("the server is shutting down", 5)
+		return nil, 0, errUnavailable("the server is shutting down", 5)
 	}
-	l := r.models[entry.Name]
+	l = r.models[entry.Name]
 	if l == nil {
 		l = &loaded{entry: entry, ready: make(chan struct{}), keep: r.s.cfg.KeepAlive, lastUse: time.Now()}
 		r.models[entry.Name] = l
@@ -95,18 +97,22 @@ func (r *registry) acquire(ctx context.Context, name string) (*loaded, *apiError
 		l.timer = nil
 	}
 	l.expires = time.Time{}
+	loading := !l.isReady()
 	r.mu.Unlock()
 	select {
 	case <-l.ready:
 	case <-ctx.Done():
 		r.release(l, nil)
-		return nil, &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Message: "the client went away while the model loaded"}
+		return nil, 0, &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error", Message: "the client went away while the model loaded"}
 	}
 	if l.err != nil {
 		r.release(l, nil)
-		return nil, l.err
+		return nil, 0, l.err
 	}
-	return l, nil
+	if loading {
+		load = time.Since(t0)
+	}
+	return l, load, nil
 }
 
 // loadModel opens l's model, makes room for it and starts its engine.

@@ -61,7 +61,7 @@ func TestManyShutdown(t *testing.T) {
 	if n := len(srv.reg.loadedModels()); n != 0 {
 		t.Errorf("%d models still loaded after Run returned", n)
 	}
-	if _, ae := srv.reg.acquire(context.Background(), "org/a"); ae == nil || ae.Status != 503 {
+	if _, _, ae := srv.reg.acquire(context.Background(), "org/a"); ae == nil || ae.Status != 503 {
 		t.Errorf("acquire after close: %v, want 503", ae)
 	}
 }

@@ -180,8 +180,13 @@ func TestRegistryAlternate(t *testing.T) {
 	cat := newTestCatalog(t, "org/a:q8_0", "org/b:q8_0")
 	_, url := startMany(t, cat, Config{MaxLoaded: 1})
 	for i, name := range []string{"org/a:q8_0", "org/b:q8_0", "org/a:q8_0", "org/a:q8_0", "org/b:q8_0"} {
-		if code, v := generate(t, url, name); code != 200 || v["done"] != true {
+		code, v := generate(t, url, name)
+		if code != 200 || v["done"] != true {
 			t.Fatalf("request %d for %s: %d %v", i, name, code, v)
+		}
+		// load_duration: the wait for a load; none for the model loaded already.
+		if ld, _ := v["load_duration"].(float64); (ld > 0) != (i != 3) {
+			t.Errorf("request %d for %s: load_duration %v", i, name, ld)
 		}
 		if got := loadedNames(t, url); len(got) != 1 || got[0] != name {
 			t.Fatalf("after request %d for %s: loaded %v, want only it", i, name, got)
