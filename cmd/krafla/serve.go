@@ -257,7 +257,11 @@ func runServeMany(ctx context.Context, o serveOptions, addr string, cors bool, e
 			if ms, err := cat.Models(); err == nil {
 				n = len(ms)
 			}
-			fmt.Fprintf(errOut, "serving %d models of %s\nlistening on http://%s\n", n, where, a)
+			what := "models"
+			if n == 1 {
+				what = "model"
+			}
+			fmt.Fprintf(errOut, "serving %d %s of %s (loaded on first use)\nlistening on http://%s\n", n, what, where, a)
 		},
 	})
 }
