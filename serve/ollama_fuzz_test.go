@@ -15,6 +15,7 @@ func FuzzOllamaRequest(f *testing.F) {
 		`{"model":"tiny","prompt":"hi","system":"s","think":false,"format":{"type":"object","properties":{"a":{"type":"integer"}}}}`,
 		`{"model":"tiny","messages":[],"keep_alive":0}`, `{"model":"tiny","prompt":"","keep_alive":-1}`,
 		`{"name":"tiny","prompt":"x","suffix":"y","context":[1]}`, `{"model":"tiny","messages":[{"role":"user","content":"x","images":[]}]}`,
+		`{"model":"tiny","prompt":"x","system":"s","template":"{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}{{ .Response }}"}`,
 		`{"model":1}`, `[]`, `null`, `{`, `{"keep_alive":1e999}`, `{"model":"tiny","think":"high","messages":[{"role":"user","content":"` + "\xff" + `"}]}`,
 	} {
 		f.Add([]byte(seed), false)

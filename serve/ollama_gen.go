@@ -221,12 +221,21 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 		if suffix != "" {
 			return nil, badParam("suffix", "this model's template has no fill-in-the-middle (suffix) slot")
 		}
-		if tmpl != "" {
-			return nil, badParam("template", "not supported: krafla renders the model's own Jinja chat template; send raw: true with a prompt formatted as you need")
-		}
 		if prompt == "" {
 			q.load = true
 			return q, nil
+		}
+		if tmpl != "" && !raw {
+			// ollama's Go template in place of the model's chat template.
+			if thinkSet && think {
+				return nil, badParam("think", "cannot be combined with a template override")
+			}
+			text, ae := renderOllamaTemplate(tmpl, system, prompt)
+			if ae != nil {
+				return nil, ae
+			}
+			q.prompt = chat.Encode(e.tok, text)
+			return q, s.checkOllamaPrompt(q, "template", e)
 		}
 		if raw || e.chat == nil {
 			if system != "" {

@@ -203,6 +203,15 @@ func TestOllamaChat(t *testing.T) {
 	if code != 200 || d.Response != want {
 		t.Errorf("generate through the template: %d %s, want %q", code, b, want)
 	}
+	// A template override (ollama's Go template) renders the same prompt;
+	// what follows .Response is not part of it.
+	tmpl := "{{ if .System }}<|im_start|>system\n{{ .System }}<|im_end|>\n{{ end }}<|im_start|>user\n{{ .Prompt }}<|im_end|>\n<|im_start|>assistant\n{{ .Response }}<|im_end|>\n"
+	code, b = ollamaDo(t, http.MethodPost, url+"/api/generate", map[string]any{"model": "tiny", "system": "Be brief.", "prompt": "Hello", "template": tmpl, "stream": false, "options": opts})
+	d = ollamaDone{}
+	json.Unmarshal(b, &d)
+	if code != 200 || d.Response != want || d.PromptN != len(e.tok.Encode(text, false)) {
+		t.Errorf("generate with a template override: %d %s, want %q", code, b, want)
+	}
 	// format "json": the answer is one JSON object.
 	code, b = ollamaDo(t, http.MethodPost, url+"/api/chat", map[string]any{"model": "tiny", "messages": msgs, "stream": false, "format": "json",
 		"options": map[string]any{"temperature": 0, "num_predict": 200}})
@@ -245,7 +254,12 @@ func TestOllamaErrors(t *testing.T) {
 		{"POST", "/api/chat", `{"model":"tiny","messages":[{"role":"user","content":"` + strings.Repeat("long ", 100) + `"}]}`, 400, "context"},
 		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","suffix":"b"}`, 400, "suffix"},
 		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","context":[1,2]}`, 400, "context"},
-		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ .Prompt }}"}`, 400, "template"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ .Prompt "}`, 400, "template"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ range 1000000000000 }}{{ end }}"}`, 400, "range"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ with 9 }}{{ range . }}{{ end }}{{ end }}"}`, 400, "range"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ printf \"%999999999d\" 1 }}"}`, 400, "printf"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ define \"x\" }}{{ template \"x\" }}{{ end }}{{ template \"x\" }}"}`, 400, "template"},
+		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","template":"{{ .Nope }}"}`, 400, "Nope"},
 		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","raw":true,"system":"s"}`, 400, "system"},
 		{"POST", "/api/generate", `{"model":"tiny","prompt":"a","options":{"num_ctx":2}}`, 400, "num_ctx"},
 		{"POST", "/api/show", `{"model":"nope"}`, 404, "not found"},
@@ -458,5 +472,20 @@ func TestOllamaThink(t *testing.T) {
 	code, b := ollamaDo(t, http.MethodPost, url+"/api/show", `{"model":"tiny"}`)
 	if code != 200 || !strings.Contains(string(b), `"capabilities":["completion","thinking"]`) {
 		t.Errorf("/api/show: %d %s", code, b)
+	}
+}
+
+func TestOllamaTemplate(t *testing.T) {
+	got, ae := renderOllamaTemplate("{{ range .Messages }}[{{ .Role }}:{{ .Content }}]{{ end }}{{ if eq (len .Messages) 2 }}two{{ end }}>{{ .Response }}<after", "sys", "hi")
+	if ae != nil || got != "[system:sys][user:hi]two>" {
+		t.Errorf("%q %v", got, ae)
+	}
+	if _, ae := renderOllamaTemplate("{{ range .Messages }}{{ range .Content }}{{ end }}{{ end }}", "", "hi"); ae == nil {
+		t.Error("range over a string accepted")
+	}
+	// Output is bounded.
+	big := strings.Repeat("{{ .Prompt }}", 200)
+	if _, ae := renderOllamaTemplate(big, "", strings.Repeat("x", 10000)); ae == nil || !strings.Contains(ae.Message, "more than") {
+		t.Errorf("2 MB of output: %v", ae)
 	}
 }
