@@ -89,8 +89,10 @@ func (c *Config) defaults() {
 	}
 }
 
-// Server answers the OpenAI API for one model. Its Handler can be mounted
-// before the model is loaded: it answers 503 until Start.
+// Server answers the OpenAI API and ollama's for one model, or, with a
+// Catalog, for every model the catalog lists (loaded on use: registry.go).
+// Its Handler can be mounted before the one model is loaded: it answers 503
+// until Start.
 type Server struct {
 	cfg     Config
 	met     *metrics
