@@ -176,7 +176,7 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 	if ae != nil {
 		return nil, ae
 	}
-	if f.has("images") {
+	if hasImages(f) {
 		return nil, badParam("images", "not supported: krafla serves text models")
 	}
 	// The chat template's input: the messages, or the system and prompt.
@@ -193,7 +193,7 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 			return q, nil
 		}
 		for i, m := range list {
-			if fields(m).has("images") {
+			if hasImages(fields(m)) {
 				return nil, badParam(fmt.Sprintf("messages[%d].images", i), "not supported: krafla serves text models")
 			}
 			var c string
@@ -278,6 +278,16 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 	}
 	q.prompt = prompt
 	return q, s.checkOllamaPrompt(q, "messages", e)
+}
+
+// hasImages reports whether images holds anything but null or [] (some
+// clients send an empty list with every message).
+func hasImages(f fields) bool {
+	if !f.has("images") {
+		return false
+	}
+	var list []json.RawMessage
+	return json.Unmarshal(f["images"], &list) != nil || len(list) > 0
 }
 
 // checkOllamaPrompt checks the prompt against the context, and against

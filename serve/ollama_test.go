@@ -220,6 +220,12 @@ func TestOllamaChat(t *testing.T) {
 	if code != 200 || d.DoneReason == "stop" && json.Unmarshal([]byte(d.Message.Content), &obj) != nil || !strings.HasPrefix(strings.TrimSpace(d.Message.Content), "{") {
 		t.Errorf("format json: %d %s", code, b)
 	}
+	// An empty images list is no image.
+	code, b = ollamaDo(t, http.MethodPost, url+"/api/chat", map[string]any{"model": "tiny", "stream": false, "images": []any{}, "options": opts,
+		"messages": []any{map[string]any{"role": "user", "content": "Hello", "images": []any{}}}})
+	if code != 200 {
+		t.Errorf("empty images lists: %d %s", code, b)
+	}
 	// An empty conversation loads the model.
 	code, b = ollamaDo(t, http.MethodPost, url+"/api/chat", `{"model":"tiny","messages":[]}`)
 	if code != 200 || !strings.Contains(string(b), `"done_reason":"load"`) {
