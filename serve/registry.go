@@ -41,9 +41,10 @@ type loaded struct {
 	timer   *time.Timer
 	gen     uint64 // bumped whenever the timer is replaced, so a stale one does nothing
 
-	bytes   int64 // weights and every slot's cache, reserved once known
-	weights int64
-	kv      int64
+	reserved bool  // makeRoom counted it in: it is loaded, or loading with room made
+	bytes    int64 // weights and every slot's cache, reserved once known
+	weights  int64
+	kv       int64
 }
 
 func newRegistry(s *Server, cat Catalog) *registry {
@@ -140,7 +141,7 @@ func (r *registry) loadModel(l *loaded) {
 	r.mu.Lock()
 	ae := r.makeRoom(l, l.weights+l.kv, cfg)
 	if ae == nil {
-		l.bytes = l.weights + l.kv
+		l.bytes, l.reserved = l.weights+l.kv, true
 	}
 	r.mu.Unlock()
 	if ae != nil {
@@ -201,8 +202,8 @@ func (r *registry) makeRoom(l *loaded, need int64, cfg Config) *apiError {
 		var victim *loaded
 		var busy []string
 		for _, o := range r.models {
-			if o == l {
-				continue
+			if o == l || !o.reserved {
+				continue // a model still opening counts once it has made its room
 			}
 			used += o.bytes
 			n++

@@ -431,3 +431,32 @@ func readLines(t testing.TB, body io.Reader) []map[string]any {
 }
 
 var _ = fmt.Sprint
+
+// TestRegistryRace: two first requests for different models at once under
+// --max-loaded 1: one of them loads (the other may be refused with 503, or
+// served after it), never both refused.
+func TestRegistryRace(t *testing.T) {
+	for range 3 {
+		cat := newTestCatalog(t, "org/a:q8_0", "org/b:q8_0")
+		cat.gate = make(chan struct{})
+		_, url := startMany(t, cat, Config{MaxLoaded: 1})
+		codes := make(chan int, 2)
+		for _, n := range []string{"org/a:q8_0", "org/b:q8_0"} {
+			go func() {
+				code, _ := generate(t, url, n)
+				codes <- code
+			}()
+		}
+		for cat.openCount("org/a:q8_0")+cat.openCount("org/b:q8_0") < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		close(cat.gate)
+		c1, c2 := <-codes, <-codes
+		if c1 != 200 && c2 != 200 || c1 != 200 && c1 != 503 || c2 != 200 && c2 != 503 {
+			t.Fatalf("statuses %d and %d: want one 200 at least, the other 200 or 503", c1, c2)
+		}
+		if got := loadedNames(t, url); len(got) != 1 {
+			t.Errorf("loaded %v, want one (--max-loaded 1)", got)
+		}
+	}
+}
