@@ -140,6 +140,11 @@ Stop ollama first, then point any ollama client at it unchanged.`,
 			if o.Models != "" {
 				return usageError{fmt.Errorf("--models DIR serves a folder of models: give it without MODEL")}
 			}
+			for _, f := range []string{"max-loaded", "memory", "keep-alive"} {
+				if cmd.Flags().Changed(f) {
+					return usageError{fmt.Errorf("--%s applies to serving many models: give it without MODEL", f)}
+				}
+			}
 			if o.Name == "" {
 				o.Name = strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
 			}

@@ -109,6 +109,7 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "a.mlb", "b.mlb"},
 		{"serve", "--models", "/nonexistent-krafla-dir"},
 		{"serve", "m.mlb", "--models", "."},
+		{"serve", "m.mlb", "--max-loaded", "2"},
 		{"serve", "--name", "x"},
 		{"serve", "m.mlb", "--parallel", "0"},
 		{"serve", "m.mlb", "--port", "70000"},
