@@ -20,6 +20,11 @@ if command -v npm >/dev/null; then
   (cd grammar/testdata/ajv && npm install --no-audit --no-fund --silent >/dev/null) ||
     echo "test.sh: npm install of ajv failed; grammar's TestAjv will skip" >&2
 fi
+# serve: the official ollama client (npm ollama 0.6.3) drives TestOllamaJS; skipped without npm.
+if command -v npm >/dev/null; then
+  (cd serve/testdata/ollamajs && npm install --no-audit --no-fund --silent >/dev/null) ||
+    echo "test.sh: npm install of ollama failed; serve's TestOllamaJS will skip" >&2
+fi
 
 # The llama.cpp comparisons (convert's TestLlamaCppLive, TestLlamaCppPreTokenizers)
 # run against node-llama-cpp 3.21.1's prebuilt binaries from npm, installed once

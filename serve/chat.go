@@ -21,7 +21,7 @@ func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError
 		p, ae = parseGen(f, e.vocab, true)
 	}
 	if ae == nil {
-		ae = s.checkModel(p.model)
+		ae = s.checkModel(p.model, e)
 	}
 	var prompt []int
 	if ae == nil {

@@ -34,6 +34,7 @@ type scheduler struct {
 	// beforeStep, when set (tests), runs before every step that has work.
 	beforeStep func()
 	maxItems   int // the most sequences one step evaluated
+	lastBusy   int // the busy slots last added to met.busy
 }
 
 func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics) (*scheduler, error) {
@@ -117,7 +118,9 @@ func (s *scheduler) busy() int {
 			n++
 		}
 	}
-	s.met.busy.Store(int64(n))
+	// The gauge is the server's, shared by every loaded model: add the change.
+	s.met.busy.Add(int64(n - s.lastBusy))
+	s.lastBusy = n
 	return n
 }
 
@@ -265,9 +268,14 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	r := sl.req
 	p := &r.p
 	x := logits
-	if sl.counts != nil || p.logitBias != nil {
+	rp := float32(p.repeatPenalty)
+	repeat := rp != 0 && rp != 1 && p.repeatLastN != 0
+	if sl.counts != nil || p.logitBias != nil || repeat {
 		sl.penalize = append(sl.penalize[:0], logits...)
 		x = sl.penalize
+		if repeat {
+			sl.repeatPenalty(x, rp, p.repeatLastN)
+		}
 		for t, c := range sl.counts {
 			x[t] -= float32(c)*float32(p.frequency) + float32(p.presence)
 		}
@@ -351,6 +359,41 @@ func (s *scheduler) lazyGrammar(sl *slot, id int) {
 		return
 	}
 	sl.gst, sl.gmask, sl.lazy = st, make([]uint64, r.gvocab.Words()), nil
+}
+
+// repeatPenalty applies rp to the logits of the distinct tokens among the
+// last n the slot evaluated (n < 0: all), those of this step included: the
+// token just drawn, or the prompt's last chunk.
+func (sl *slot) repeatPenalty(x []float32, rp float32, n int) {
+	cur := sl.pending
+	if sl.gen {
+		cur = []int{sl.next}
+	}
+	hist := sl.cached
+	if total := len(hist) + len(cur); n < 0 || n > total {
+		n = total
+	}
+	if sl.seen == nil {
+		sl.seen = map[int]bool{}
+	}
+	clear(sl.seen)
+	for i := range n {
+		var t int
+		if k := len(cur) - 1 - i; k >= 0 {
+			t = cur[k]
+		} else {
+			t = hist[len(hist)-1-(i-len(cur))]
+		}
+		if t < 0 || t >= len(x) || sl.seen[t] {
+			continue
+		}
+		sl.seen[t] = true
+		if x[t] > 0 {
+			x[t] /= rp
+		} else {
+			x[t] *= rp
+		}
+	}
 }
 
 // send passes text, with the log probabilities held since the last text, to

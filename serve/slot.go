@@ -115,5 +115,6 @@ type slot struct {
 	dec      *mlt.StreamDecoder
 	stop     stopper
 	heldLps  []tokenLogprob
-	penalize []float32 // scratch: logits with penalties and bias applied
+	penalize []float32    // scratch: logits with penalties and bias applied
+	seen     map[int]bool // scratch: the tokens repeat_penalty touched
 }
