@@ -40,6 +40,9 @@ type Options struct {
 	Sampling  infer.SamplerOptions
 	MaxTokens int           // per answer; < 0: until a stop token or a full context
 	Render    RenderOptions // Extra and Now; AddGenerationPrompt is set by Reply
+	// Constraint, when set, makes each answer's constraint (a grammar from
+	// krafla chat --json-schema or --grammar): every answer starts afresh.
+	Constraint func() infer.Constraint
 }
 
 // Conversation is a system message and alternating user and assistant
@@ -148,6 +151,9 @@ func (c *Conversation) Reply(ctx context.Context, user string, emit func(string)
 	tok := c.opt.Tokenizer
 	sd := tok.NewStreamDecoder()
 	gen := infer.GenerateOptions{MaxTokens: c.opt.MaxTokens, Stop: c.opt.Template.StopIDs(), Sampler: sampler}
+	if c.opt.Constraint != nil {
+		gen.Constraint = c.opt.Constraint()
+	}
 	res, err := infer.Generate(ctx, s, ids[p:], gen, func(id int) error {
 		if emit == nil {
 			return nil

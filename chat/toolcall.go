@@ -29,26 +29,51 @@ type toolFormat struct {
 	detect  func(src string) bool
 	trigger string
 	parse   func(text string) ([]ToolCall, error)
+	// whole, when set, reads the whole answer instead (formats whose
+	// answer is a sequence of framed messages: gpt-oss, Functionary v3.2).
+	whole func(text string) (Parsed, error)
 }
 
 // toolFormats in detection order (the more specific first).
 var toolFormats = []toolFormat{
 	{"seed-xml", func(s string) bool { return strings.Contains(s, "<seed:tool_call>") }, "<seed:tool_call>", func(t string) ([]ToolCall, error) {
 		return parseXMLCalls(t, "<seed:tool_call>", "</seed:tool_call>")
-	}},
-	{"qwen3-coder-xml", func(s string) bool { return strings.Contains(s, "<tool_call>") && strings.Contains(s, "<function=") }, "<tool_call>", parseQwenXML},
-	{"glm-xml", func(s string) bool { return strings.Contains(s, "<tool_call>") && strings.Contains(s, "<arg_key>") }, "<tool_call>", parseGLM},
+	}, nil},
+	{"qwen3-coder-xml", func(s string) bool { return strings.Contains(s, "<tool_call>") && strings.Contains(s, "<function=") }, "<tool_call>", parseQwenXML, nil},
+	{"glm-xml", func(s string) bool { return strings.Contains(s, "<tool_call>") && strings.Contains(s, "<arg_key>") }, "<tool_call>", parseGLM, nil},
 	{"apriel", func(s string) bool {
 		return strings.Contains(s, "<tool_calls>[") || strings.Contains(s, "<tool_calls>\n[") || strings.Contains(s, "'<tool_calls>'")
-	}, "<tool_calls>", parseApriel},
+	}, "<tool_calls>", parseApriel, nil},
 	{"hermes", func(s string) bool {
 		return strings.Contains(s, "<tool_call>") && !strings.Contains(s, "<invoke name=") && !strings.Contains(s, "<tool_calls>")
-	}, "<tool_call>", parseHermes},
-	{"mistral", func(s string) bool { return strings.Contains(s, "[TOOL_CALLS]") }, "[TOOL_CALLS]", parseMistral},
-	{"functionary-v3.1", func(s string) bool { return strings.Contains(s, "<function=") && !strings.Contains(s, "<tool_call>") }, "<function=", parseFunctionary},
+	}, "<tool_call>", parseHermes, nil},
+	{"minimax-m1", func(s string) bool { return strings.Contains(s, `<tool_calls>\n{"`) }, "<tool_calls>", parseMiniMaxM1, nil},
+	{"deepseek-r1", func(s string) bool { return strings.Contains(s, "<｜tool▁calls▁begin｜>") }, "<｜tool▁calls▁begin｜>", parseDeepSeek, nil},
+	{"deepseek-dsml", func(s string) bool { return strings.Contains(s, "｜DSML｜") }, "<｜DSML｜", parseDSML, nil},
+	{"kimi-k2", func(s string) bool { return strings.Contains(s, "<|tool_calls_section_begin|>") }, "<|tool_calls_section_begin|>", parseKimi, nil},
+	{"minimax-m2", func(s string) bool { return strings.Contains(s, "<minimax:tool_call>") }, "<minimax:tool_call>",
+		invokeXML("<minimax:tool_call>", "</minimax:tool_call>", "", "invoke", "parameter"), nil},
+	{"command-r7b", func(s string) bool { return strings.Contains(s, "<|START_ACTION|>") }, "<|START_ACTION|>", wrappedJSON("<|START_ACTION|>", "<|END_ACTION|>"), nil},
+	{"command-r", func(s string) bool { return strings.Contains(s, "Action:") && strings.Contains(s, "tool_name") }, "Action:", parseCommandR, nil},
+	{"nemotron", func(s string) bool { return strings.Contains(s, "<TOOLCALL>") }, "<TOOLCALL>", wrappedJSON("<TOOLCALL>", "</TOOLCALL>"), nil},
+	{"granite", func(s string) bool { return strings.Contains(s, "<|tool_call|>") }, "<|tool_call|>", wrappedJSON("<|tool_call|>", ""), nil},
+	{"gigachat", func(s string) bool { return strings.Contains(s, "<|function_call|>") }, "<|function_call|>", wrappedJSON("<|function_call|>", ""), nil},
+	{"apertus", func(s string) bool { return strings.Contains(s, "<|tools_prefix|>") }, "<|tools_prefix|>", parseApertus, nil},
+	{"solar-open", func(s string) bool { return strings.Contains(s, "<|tool_call:begin|>") }, "<|tool_calls|>", parseSolar, nil},
+	{"hunyuan", func(s string) bool { return strings.Contains(s, "<tool_calls:opensource>") }, "<tool_calls:opensource>", parseHy3, nil},
+	{"minicpm", func(s string) bool {
+		return strings.Contains(s, `<function name="`) && strings.Contains(s, `<param name="`)
+	}, `<function name="`,
+		invokeXML("", "", "", "function", "param"), nil},
+	{"gemma4", func(s string) bool { return strings.Contains(s, "<|tool_call>call:") }, "<|tool_call>", parseGemma4, nil},
+	{"pythonic", func(s string) bool { return strings.Contains(s, "<|tool_call_start|>") }, "<|tool_call_start|>", parsePythonic, nil},
+	{"mistral", func(s string) bool { return strings.Contains(s, "[TOOL_CALLS]") }, "[TOOL_CALLS]", parseMistral, nil},
+	{"functionary-v3.1", func(s string) bool { return strings.Contains(s, "<function=") && !strings.Contains(s, "<tool_call>") }, "<function=", parseFunctionary, nil},
+	{"harmony", func(s string) bool { return strings.Contains(s, "<|channel|>") }, "", nil, parseHarmony},
+	{"functionary-v3.2", func(s string) bool { return strings.Contains(s, ">>>all") }, "", nil, parseFunctionaryV32},
 	{"llama3-json", func(s string) bool {
 		return strings.Contains(s, "<|python_tag|>") || (strings.Contains(s, "<|start_header_id|>") && strings.Contains(s, "parameters"))
-	}, "", parseLlama3},
+	}, "", parseLlama3, nil},
 }
 
 // ToolFormat names the tool-call format detected in a template's source
@@ -88,6 +113,14 @@ func ParseOutput(format, text string, thinkOpen bool) (Parsed, error) {
 		m.Content = text
 		return m, nil
 	}
+	if f.whole != nil {
+		w, err := f.whole(text)
+		if err != nil {
+			return m, fmt.Errorf("%s answer: %w", f.name, err)
+		}
+		w.Reasoning = strings.TrimSpace(m.Reasoning + w.Reasoning)
+		return w, nil
+	}
 	at := 0
 	if f.trigger != "" {
 		at = strings.Index(text, f.trigger)
@@ -110,6 +143,17 @@ func ParseOutput(format, text string, thinkOpen bool) (Parsed, error) {
 	return m, nil
 }
 
+// WholeAnswer reports whether format frames the whole answer (gpt-oss
+// harmony, Functionary v3.2): its content is known only once it ends.
+func WholeAnswer(format string) bool {
+	for _, f := range toolFormats {
+		if f.name == format {
+			return f.whole != nil
+		}
+	}
+	return false
+}
+
 // ToolTrigger is the text that starts a call in format ("" when a call is
 // recognized only as a whole output, as Llama 3's JSON).
 func ToolTrigger(format string) string {
@@ -121,19 +165,54 @@ func ToolTrigger(format string) string {
 	return ""
 }
 
+// ThinkMarkers are the pairs that open and close a reasoning block, by
+// family: <think> (Qwen 3, DeepSeek R1 and most), Seed's <seed:think>,
+// Mistral's [THINK], Command R7B's <|START_THINKING|>, Gemma 4's thought
+// channel.
+var ThinkMarkers = [][2]string{
+	{"<think>", "</think>"},
+	{"<seed:think>", "</seed:think>"},
+	{"[THINK]", "[/THINK]"},
+	{"<|START_THINKING|>", "<|END_THINKING|>"},
+	{"<|channel>thought", "<channel|>"},
+}
+
+// ThinkClose returns where the first closing marker is in t and its length
+// (-1, 0 when none).
+func ThinkClose(t string) (at, n int) {
+	at = -1
+	for _, m := range ThinkMarkers {
+		if i := strings.Index(t, m[1]); i >= 0 && (at < 0 || i < at) {
+			at, n = i, len(m[1])
+		}
+	}
+	return at, n
+}
+
+// ThinkOpener returns the opening marker t starts with ("" when none).
+func ThinkOpener(t string) string {
+	for _, m := range ThinkMarkers {
+		if strings.HasPrefix(t, m[0]) {
+			return m[0]
+		}
+	}
+	return ""
+}
+
 func splitThink(text string, open bool) (reasoning, rest string) {
-	t := strings.TrimLeft(text, " \n")
+	t := strings.TrimLeft(text, " \t\n")
 	if !open {
-		if !strings.HasPrefix(t, "<think>") {
+		o := ThinkOpener(t)
+		if o == "" {
 			return "", text
 		}
-		t = t[len("<think>"):]
+		t = t[len(o):]
 	}
-	end := strings.Index(t, "</think>")
+	end, n := ThinkClose(t)
 	if end < 0 {
 		return strings.TrimSpace(t), "" // still thinking (cut by a limit)
 	}
-	return strings.TrimSpace(t[:end]), strings.TrimLeft(t[end+len("</think>"):], " \n")
+	return strings.TrimSpace(t[:end]), strings.TrimLeft(t[end+n:], " \n")
 }
 
 // args checks that a call's arguments are a JSON object and returns their
@@ -155,11 +234,15 @@ func args(raw json.RawMessage) (string, error) {
 
 type jsonCall struct {
 	Name       string          `json:"name"`
+	ToolName   string          `json:"tool_name"` // Command R
 	Arguments  json.RawMessage `json:"arguments"`
 	Parameters json.RawMessage `json:"parameters"`
 }
 
 func (c jsonCall) call() (ToolCall, error) {
+	if c.Name == "" {
+		c.Name = c.ToolName
+	}
 	if c.Name == "" {
 		return ToolCall{}, fmt.Errorf("a call without a name")
 	}
@@ -186,28 +269,35 @@ func decodeFirst(text string, v any) (string, error) {
 	return text[d.InputOffset():], nil
 }
 
+// decodeCall decodes one JSON call object at the start of text and
+// returns the rest.
+func decodeCall(text string) (ToolCall, string, error) {
+	var c jsonCall
+	rest, err := decodeFirst(text, &c)
+	if err != nil {
+		return ToolCall{}, "", err
+	}
+	tc, err := c.call()
+	return tc, rest, err
+}
+
 // parseHermes: <tool_call>{"name": ..., "arguments": {...}}</tool_call>, repeated.
 func parseHermes(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
 		if !strings.HasPrefix(text, "<tool_call>") {
 			return nil, fmt.Errorf("text after a call: %.20q", text)
 		}
-		var c jsonCall
-		rest, err := decodeFirst(text[len("<tool_call>"):], &c)
-		if err != nil {
-			return nil, err
-		}
-		tc, err := c.call()
+		tc, rest, err := decodeCall(text[len("<tool_call>"):])
 		if err != nil {
 			return nil, err
 		}
 		calls = append(calls, tc)
-		rest = strings.TrimLeft(rest, " \n")
+		rest = strings.TrimLeft(rest, " \t\n")
 		if !strings.HasPrefix(rest, "</tool_call>") {
 			return nil, fmt.Errorf("no </tool_call> after the call")
 		}
@@ -225,7 +315,7 @@ func parseQwenXML(text string) ([]ToolCall, error) {
 func parseXMLCalls(text, open, close string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -296,7 +386,7 @@ func parseXMLCalls(text, open, close string) ([]ToolCall, error) {
 func parseMistral(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" || text == "</s>" {
 			return calls, nil
 		}
@@ -345,7 +435,7 @@ func parseMistral(text string) ([]ToolCall, error) {
 // llama3Start: Llama 3.1-3.3 call a tool with the whole output
 // {"name": …, "parameters": {…}}, optionally after <|python_tag|>.
 func llama3Start(text string) int {
-	t := strings.TrimLeft(text, " \n")
+	t := strings.TrimLeft(text, " \t\n")
 	if strings.HasPrefix(t, "<|python_tag|>") || strings.HasPrefix(t, "{") {
 		return len(text) - len(t)
 	}
@@ -353,7 +443,7 @@ func llama3Start(text string) int {
 }
 
 func parseLlama3(text string) ([]ToolCall, error) {
-	text = strings.TrimPrefix(strings.TrimLeft(text, " \n"), "<|python_tag|>")
+	text = strings.TrimPrefix(strings.TrimLeft(text, " \t\n"), "<|python_tag|>")
 	var calls []ToolCall
 	for {
 		text = strings.TrimLeft(text, " \n;")
@@ -363,12 +453,7 @@ func parseLlama3(text string) ([]ToolCall, error) {
 			}
 			return calls, nil
 		}
-		var c jsonCall
-		rest, err := decodeFirst(text, &c)
-		if err != nil {
-			return nil, err
-		}
-		tc, err := c.call()
+		tc, rest, err := decodeCall(text)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +465,13 @@ func parseLlama3(text string) ([]ToolCall, error) {
 // ThinkOpen reports whether a rendered prompt leaves a <think> block open
 // (the template forces thinking): the output then starts inside it.
 func ThinkOpen(prompt string) bool {
-	return strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
+	p := strings.TrimRight(prompt, " \n")
+	for _, m := range ThinkMarkers {
+		if strings.HasSuffix(p, m[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseGLM: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>
@@ -388,7 +479,7 @@ func ThinkOpen(prompt string) bool {
 func parseGLM(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -472,7 +563,7 @@ func parseApriel(text string) ([]ToolCall, error) {
 func parseFunctionary(text string) ([]ToolCall, error) {
 	var calls []ToolCall
 	for {
-		text = strings.TrimLeft(text, " \n")
+		text = strings.TrimLeft(text, " \t\n")
 		if text == "" {
 			return calls, nil
 		}
@@ -494,6 +585,6 @@ func parseFunctionary(text string) ([]ToolCall, error) {
 			return nil, err
 		}
 		calls = append(calls, ToolCall{name, a})
-		text = strings.TrimPrefix(strings.TrimLeft(rest, " \n"), "</function>")
+		text = strings.TrimPrefix(strings.TrimLeft(rest, " \t\n"), "</function>")
 	}
 }

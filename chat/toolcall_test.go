@@ -33,6 +33,9 @@ func TestToolCallRoundTrip(t *testing.T) {
 {"id":"xyz789uvw","type":"function","function":{"name":"get_weather","arguments":{"city":"Nice"}}}]}]`
 	conv1 := `[{"role":"user","content":"Weather in Paris?"},{"role":"assistant","content":"","tool_calls":[
 {"id":"abc123def","type":"function","function":{"name":"get_weather","arguments":{"city":"Paris","days":2}}}]}]`
+	convStr := `[{"role":"user","content":"Weather in Paris?"},{"role":"assistant","content":"","tool_calls":[
+{"id":"abc123def","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\", \"days\": 2}"}},
+{"id":"xyz789uvw","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Nice\"}"}}]}]`
 	want := []ToolCall{{"get_weather", `{"city":"Paris","days":2}`}, {"get_weather", `{"city":"Nice"}`}}
 	tv, _ := jinja.DecodeJSON([]byte(tools))
 	tok := &mlt.Tokenizer{BOS: -1, EOS: -1}
@@ -53,6 +56,11 @@ func TestToolCallRoundTrip(t *testing.T) {
 			t.Logf("%s: %v", name, err)
 			continue
 		}
+		if strings.Contains(string(src), "parameter_definitions") { // Command R+: Cohere's tool form
+			tv, _ = jinja.DecodeJSON([]byte(`[{"name":"get_weather","description":"Weather","parameter_definitions":{"city":{"type":"str","description":"City","required":true}}}]`))
+		} else {
+			tv, _ = jinja.DecodeJSON([]byte(tools))
+		}
 		mv, _ := jinja.DecodeJSON([]byte(conv))
 		msgs := mv.([]any)
 		full, err1 := tm.Render(msgs, RenderOptions{Tools: tv.([]any)})
@@ -63,24 +71,54 @@ func TestToolCallRoundTrip(t *testing.T) {
 			full, err1 = tm.Render(msgs, RenderOptions{Tools: tv.([]any)})
 			single = true
 		}
+		if err1 != nil && strings.Contains(err1.Error(), "concatenate str") { // templates that want arguments as a JSON string
+			mv, _ = jinja.DecodeJSON([]byte(convStr))
+			msgs = mv.([]any)
+			full, err1 = tm.Render(msgs, RenderOptions{Tools: tv.([]any)})
+			single = false
+		}
+		if trig := ToolTrigger(format); err1 == nil && trig != "" && !strings.Contains(full, trig) {
+			// Templates that render calls only when content is null (DeepSeek V3).
+			c := conv
+			if !strings.Contains(full, "Nice") {
+				c = convStr
+			}
+			mv, _ = jinja.DecodeJSON([]byte(strings.Replace(c, `"content":""`, `"content":null`, 1)))
+			msgs = mv.([]any)
+			full, err1 = tm.Render(msgs, RenderOptions{Tools: tv.([]any)})
+		}
 		prefix, err2 := tm.Render(msgs[:1], RenderOptions{Tools: tv.([]any), AddGenerationPrompt: true})
-		if err1 != nil || err2 != nil || !strings.HasPrefix(full, prefix) {
+		if err1 != nil || err2 != nil {
 			t.Logf("%s (%s): no assistant turn to compare (%v %v)", name, format, err1, err2)
 			continue
 		}
-		out := full[len(prefix):]
-		for _, end := range []string{"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<|end|>", "<|end_of_text|>", "<sep>", "</assistant>", "<seed:eos>"} {
+		// The answer starts where the generation prompt and the rendered
+		// history part, backed off to the end of the last marker: templates
+		// that open <think> in the prompt close it in the history.
+		at := 0
+		for at < len(full) && at < len(prefix) && full[at] == prefix[at] {
+			at++
+		}
+		if at < len(prefix) {
+			at = strings.LastIndexAny(full[:at], ">\n") + 1
+		}
+		// Command R+ puts its instructions between the user's turn and the
+		// assistant's header, so the two part before the header.
+		out := strings.TrimPrefix(full[at:], "<|CHATBOT_TOKEN|>")
+		for _, end := range []string{"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<|end|>", "<|end_of_text|>", "<sep>", "</assistant>", "<seed:eos>",
+			"<|message_sep|>", "<end_of_sentence>", "<｜end▁of▁sentence｜>", "<|END_OF_TURN_TOKEN|>", "<SPECIAL_12>", "<turn|>", "<|tool_response>", "[e~[", "<|START_OF_TURN_TOKEN|>"} {
 			if i := strings.Index(out, end); i >= 0 {
 				out = out[:i]
 			}
 		}
-		got, err := ParseOutput(format, out, ThinkOpen(prefix))
+		// The history closes a think block the prompt opened, or none.
+		got, err := ParseOutput(format, out, ThinkOpen(full[:at]) || strings.HasPrefix(out, "</think>"))
 		if err != nil {
 			t.Errorf("%s (%s): rendered %q does not parse: %v", name, format, out, err)
 			continue
 		}
 		n := len(want)
-		if single {
+		if single || !strings.Contains(out, "Nice") { // templates that render the first call only
 			n = 1
 		}
 		if len(got.ToolCalls) != n {
@@ -100,8 +138,10 @@ func TestToolCallRoundTrip(t *testing.T) {
 	for f, names := range detected {
 		t.Logf("format %q: %d templates %v", f, len(names), names)
 	}
-	if checked == 0 {
-		t.Fatal("no template round-tripped")
+	// 47 of the 62 shared templates render calls; the rest have no call
+	// syntax or fail in jinja2 itself (Kimi K2 Instruct's list.append).
+	if checked < 47 {
+		t.Fatalf("%d templates round-trip, want 47", checked)
 	}
 	t.Logf("%d templates round-trip", checked)
 }

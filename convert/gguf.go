@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -694,7 +695,8 @@ func maskClass(name string) uint32 {
 	return mlb.MaskW2
 }
 
-// ConvertGGUF converts the GGUF file at path to opt.Out and its tokenizer to
+// ConvertGGUF converts the GGUF file at path (or the split set whose first
+// file it is, PREFIX-00001-of-0000N.gguf) to opt.Out and its tokenizer to
 // the .mlt beside it. Q8_0 and Q4_0 tensors are copied bit for bit (their f16
 // scales kept, so the output has f16 scales); F32, F16 and BF16 are quantized
 // with krafla's rules; other ggml types are dequantized exactly as ggml does
@@ -713,11 +715,14 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	if logw == nil {
 		logw = io.Discard
 	}
-	f, err := gguf.Open(path)
+	f, err := gguf.OpenSplit(path) // a split set's other files are found beside the first
 	if err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
 	defer f.Close()
+	if len(f.Splits) > 1 {
+		fmt.Fprintf(logw, "reading a split set of %d files: %s ... %s\n", len(f.Splits), filepath.Base(f.Splits[0]), filepath.Base(f.Splits[len(f.Splits)-1]))
+	}
 	arch, _ := f.String("general.architecture")
 	a, ok := ggufArchs[arch]
 	if !ok {

@@ -38,6 +38,16 @@
 // byte offset, matching ErrFormat or ErrIO
 // (the loader codes ML_E_FORMAT and ML_E_IO).
 //
+// # Split sets
+//
+// llama.cpp's gguf-split cuts a model into files PREFIX-00001-of-0000N.gguf
+// and on: each a GGUF file with split.no (u16, from 0), split.count (u16)
+// and split.tensors.count (i32, the whole set's tensors), the first with all
+// the model's metadata, the tensors dealt out in order. OpenSplit, given the
+// first, finds the others by name and checks that each numbers and counts
+// itself as its name says and that the set holds the announced tensors,
+// each once.
+//
 // The writer plans every offset from the tensor list before the first byte,
 // writes to a temporary file, verifies it with Open and renames it into place.
 package gguf

@@ -53,7 +53,8 @@ func (t *TensorInfo) Elems() uint64 {
 // read-only.
 type Tensor struct {
 	TensorInfo
-	Data []byte
+	Data  []byte
+	Split int // the file of a split set it lies in (an index into File.Splits); 0 for one file
 }
 
 // File is a parsed and validated GGUF file.
@@ -66,6 +67,7 @@ type File struct {
 	DataOffset int64 // start of the data section
 	Size       int64 // bytes in the file
 	Mapped     bool
+	Splits     []string // OpenSplit of a split set: every file's path, in order; nil for one file
 
 	kv     map[string]int
 	tensor map[string]int

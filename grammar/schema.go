@@ -85,21 +85,46 @@ func CompileJSONSchema(schema []byte) (*Grammar, error) {
 // schema, then suffix, repeated up to max times (at least once; max 1: once)
 // with sep between: the shape of a tool call (<tool_call>{…}</tool_call>).
 func CompileJSONSchemaAround(prefix string, schema []byte, suffix, sep string, max int) (*Grammar, error) {
-	if len(schema) > 1<<20 {
-		return nil, &SchemaError{Msg: "schema over 1 MiB"}
+	return CompileCalls("", []Call{{prefix, schema, suffix}}, sep, max, "")
+}
+
+// Call is one tool's shape in a constrained answer: Prefix, a JSON value
+// valid against Schema, Suffix.
+type Call struct {
+	Prefix string
+	Schema []byte
+	Suffix string
+}
+
+// CompileCalls compiles open, then one to max calls, each any of calls,
+// with sep between, then close: the answer of a model made to call tools in
+// its template's format (a name in the prefix, as Kimi K2 and gpt-oss
+// write it, or in the schema, as Hermes does).
+func CompileCalls(open string, calls []Call, sep string, max int, close string) (*Grammar, error) {
+	if len(calls) == 0 {
+		return nil, &SchemaError{Msg: "no call to compile"}
 	}
-	root, err := parseJSON(schema)
-	if err != nil {
-		return nil, &SchemaError{Msg: err.Error()}
+	c := &schemaCompiler{b: newBuilder(), cache: map[string]sym{}}
+	var alts [][]sym
+	size := 0
+	for _, call := range calls {
+		if size += len(call.Schema); size > 1<<20 {
+			return nil, &SchemaError{Msg: "schemas over 1 MiB"}
+		}
+		root, err := parseJSON(call.Schema)
+		if err != nil {
+			return nil, &SchemaError{Msg: err.Error()}
+		}
+		c.root, c.refs = root, map[string]int32{} // $ref resolves within its own schema
+		body := c.value(root, "")
+		if c.err != nil {
+			return nil, c.err
+		}
+		alts = append(alts, cat(lit(call.Prefix), one(c.ws()), body, one(c.ws()), lit(call.Suffix)))
 	}
-	c := &schemaCompiler{b: newBuilder(), root: root, refs: map[string]int32{}, cache: map[string]sym{}}
 	top := c.b.newRule("root")
-	body := c.value(root, "")
-	if c.err != nil {
-		return nil, c.err
-	}
-	item := cat(lit(prefix), one(c.ws()), body, one(c.ws()), lit(suffix))
-	c.b.setRule(top, cat(item, c.b.rep(cat(lit(sep), item), 0, max-1)))
+	item := one(c.b.alt("call", alts...))
+	c.b.setRule(top, cat(lit(open), item, c.b.rep(cat(lit(sep), item), 0, max-1), lit(close)))
 	g, err := c.b.build(top)
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error()}

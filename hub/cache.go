@@ -107,9 +107,11 @@ func (c *Client) Cached(repo, rev string) (*Snapshot, error) {
 
 // Pull brings the files of repo at rev that choose picks from the repo's
 // listing into the cache and returns the snapshot (Files: the chosen ones).
-// Files the cache already holds at that commit are not downloaded again.
-// Offline, the listing is the cache's and a chosen file it lacks is an
-// OfflineMissing error naming it.
+// Files the cache already holds at that commit are not downloaded again
+// (what another tool left half done is completed file by file); a chosen
+// file the repo does not list is an EntryNotFound error before any
+// download. Offline, the listing is the cache's, and the chosen files it
+// lacks make an OfflineMissing error naming every one (Error.Missing).
 func (c *Client) Pull(ctx context.Context, repo, rev string, choose func(files []string) ([]string, error)) (*Snapshot, error) {
 	if c.Offline {
 		s, err := c.Cached(repo, rev)
@@ -120,11 +122,20 @@ func (c *Client) Pull(ctx context.Context, repo, rev string, choose func(files [
 		if err != nil {
 			return nil, err
 		}
+		var missing []string
 		for _, f := range want {
 			if !s.Has(f) {
-				return nil, &Error{Code: OfflineMissing, Repo: repo, Revision: rev, Path: f,
-					Message: fmt.Sprintf("not in the Hugging Face cache %s (HF_HUB_OFFLINE is set)", c.Cache)}
+				missing = append(missing, f)
 			}
+		}
+		if len(missing) > 0 {
+			e := &Error{Code: OfflineMissing, Repo: repo, Revision: rev, Missing: missing,
+				Message: fmt.Sprintf("the Hugging Face cache %s holds %d of the %d files needed at commit %s; missing: %s",
+					c.Cache, len(want)-len(missing), len(want), s.Commit, strings.Join(missing, ", "))}
+			if len(missing) == 1 {
+				e.Path = missing[0]
+			}
+			return nil, e
 		}
 		s.Files = want
 		return s, nil
@@ -136,6 +147,21 @@ func (c *Client) Pull(ctx context.Context, repo, rev string, choose func(files [
 	want, err := choose(info.Files)
 	if err != nil {
 		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, f := range info.Files {
+		listed[f] = true
+	}
+	var absent []string
+	for _, f := range want {
+		if !listed[f] {
+			absent = append(absent, f)
+		}
+	}
+	if len(absent) > 0 {
+		// Refused before any download: the repo itself lacks them.
+		return nil, &Error{Code: EntryNotFound, Repo: repo, Revision: info.Commit, Missing: absent,
+			Message: "the repo lacks " + strings.Join(absent, ", ")}
 	}
 	s := &Snapshot{Repo: repo, Commit: info.Commit, Dir: filepath.Join(c.repoDir(repo), "snapshots", info.Commit)}
 	for _, f := range want {

@@ -28,9 +28,10 @@ type Error struct {
 	Status   int    // HTTP status, 0 when not from a response
 	Repo     string // the repo, when known
 	Revision string
-	Path     string // the file, when the failure is about one
-	Message  string // the hub's X-Error-Message, or our detail
-	Err      error  // the underlying error, if any
+	Path     string   // the file, when the failure is about one
+	Message  string   // the hub's X-Error-Message, or our detail
+	Missing  []string // OfflineMissing, EntryNotFound: every file the cache (or repo) lacks
+	Err      error    // the underlying error, if any
 }
 
 func (e *Error) Error() string {
@@ -84,6 +85,9 @@ func (e *Error) Hint() string {
 	case HashMismatch:
 		return "the partial file was deleted; run the same command again to download it afresh"
 	case OfflineMissing:
+		if len(e.Missing) > 1 {
+			return "unset HF_HUB_OFFLINE to download them (the files the cache holds are used as they are)"
+		}
 		return "unset HF_HUB_OFFLINE to download it"
 	}
 	return ""

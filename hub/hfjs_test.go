@@ -3,9 +3,7 @@ package hub
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,34 +11,7 @@ import (
 	"github.com/krafla/krafla/hub/hubtest"
 )
 
-// hfjs runs testdata/hfjs/interop.mjs with @huggingface/hub (npm, 2.17.5,
-// installed into testdata/hfjs/node_modules by scripts/test.sh) and decodes
-// its answer; the test skips without node or the package.
-func hfjs(t *testing.T, v any, args ...string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found")
-	}
-	if _, err := os.Stat(filepath.Join("testdata", "hfjs", "node_modules", "@huggingface", "hub", "package.json")); err != nil {
-		t.Skip("@huggingface/hub not installed: run scripts/test.sh, or npm install in hub/testdata/hfjs")
-	}
-	cmd := exec.Command(node, append([]string{"interop.mjs"}, args...)...)
-	cmd.Dir = filepath.Join("testdata", "hfjs")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node interop.mjs %v: %v\n%s%s", args, err, out.String(), errb.String())
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	res, ok := strings.CutPrefix(lines[len(lines)-1], "RESULT ")
-	if !ok {
-		t.Fatalf("no RESULT line in %q", out.String())
-	}
-	if err := json.Unmarshal([]byte(res), v); err != nil {
-		t.Fatalf("%v in %s", err, res)
-	}
-}
+func hfjs(t *testing.T, v any, args ...string) { t.Helper(); hubtest.HFJS(t, v, args...) }
 
 // TestHFJS: what @huggingface/hub's snapshotDownload put in a cache (from
 // the fake hub) is used by krafla offline, and scanCacheDir of that library

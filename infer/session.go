@@ -77,6 +77,37 @@ func (m *Model) context(ctx int) (int, error) {
 	return ctx, nil
 }
 
+// CacheBytes is the memory a session's KV caches and recurrent states take
+// for a context of ctx positions (0: the default) of element type kv, as
+// Session.CacheBytes will report it, computed without allocating.
+func (m *Model) CacheBytes(ctx int, kv KVType) (int64, error) {
+	ctx, err := m.context(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if kv != KVF32 && kv != KVF16 {
+		return 0, fmt.Errorf("infer: %v: unknown KV cache type", kv)
+	}
+	return m.cacheBytes(ctx, kv), nil
+}
+
+func (m *Model) cacheBytes(ctx int, kv KVType) int64 {
+	c := &m.cfg
+	var need int64
+	for l := range c.NLayers {
+		switch {
+		case c.isLinear(l):
+			need += 4 * int64(c.LinConv-1) * int64(c.LinQKV())
+			need += 4 * int64(c.LinV) * int64(c.LinDK) * int64(c.LinDV)
+		case c.isSliding(l):
+			need += kv.bytes() * kvLen(min(ctx, c.SlidingWindow), c.KVDim)
+		default:
+			need += kv.bytes() * kvLen(ctx, c.KVDim)
+		}
+	}
+	return need
+}
+
 // NewSession allocates the caches and starts the worker pool.
 func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	c := &m.cfg
@@ -94,18 +125,7 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	b = min(b, ctx)
 	// Size the caches before allocating them: a context the machine cannot
 	// hold gets a message, not an out-of-memory crash.
-	var need int64
-	for l := range c.NLayers {
-		switch {
-		case c.isLinear(l):
-			need += 4 * int64(c.LinConv-1) * int64(c.LinQKV())
-			need += 4 * int64(c.LinV) * int64(c.LinDK) * int64(c.LinDV)
-		case c.isSliding(l):
-			need += opt.KV.bytes() * kvLen(min(ctx, c.SlidingWindow), c.KVDim)
-		default:
-			need += opt.KV.bytes() * kvLen(ctx, c.KVDim)
-		}
-	}
+	need := m.cacheBytes(ctx, opt.KV)
 	if mem := physicalMemory(); mem > 0 && need > mem {
 		return nil, fmt.Errorf("infer: a context of %d positions needs a %.1f GiB cache, more than the machine's %.1f GiB of memory; lower --ctx",
 			ctx, float64(need)/(1<<30), float64(mem)/(1<<30))

@@ -10,10 +10,20 @@ go mod download
 if command -v npm >/dev/null; then
   (cd hub/testdata/hfjs && npm install --no-audit --no-fund --silent) || echo "test.sh: npm install failed; hub's TestHFJS will skip" >&2
 fi
+# serve: the official openai client (npm) drives the agent endpoints in TestOpenAIClient; skipped without npm.
+if command -v npm >/dev/null; then
+  (cd serve/testdata/openai && npm install --no-audit --no-fund --silent >/dev/null) ||
+    echo "test.sh: npm install of openai failed; serve's TestOpenAIClient will skip" >&2
+fi
 # grammar: ajv (npm) validates constrained outputs in TestAjv; skipped without npm.
 if command -v npm >/dev/null; then
   (cd grammar/testdata/ajv && npm install --no-audit --no-fund --silent >/dev/null) ||
     echo "test.sh: npm install of ajv failed; grammar's TestAjv will skip" >&2
+fi
+# serve: the official ollama client (npm ollama 0.6.3) drives TestOllamaJS; skipped without npm.
+if command -v npm >/dev/null; then
+  (cd serve/testdata/ollamajs && npm install --no-audit --no-fund --silent >/dev/null) ||
+    echo "test.sh: npm install of ollama failed; serve's TestOllamaJS will skip" >&2
 fi
 
 # The llama.cpp comparisons (convert's TestLlamaCppLive, TestLlamaCppPreTokenizers)

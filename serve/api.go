@@ -101,10 +101,16 @@ type genParams struct {
 	includeUsage bool
 	logitBias    map[int]float32
 	grammar      *grammar.Grammar // response_format; nil: free text
+	trigger      string           // with grammar: it applies from the first trigger on (tool_choice auto); "": from the start
 	toolFormat   string           // chat: the template's tool-call format, when tools are given
 	think        bool             // chat: split <think> reasoning off the content
 	thinkOpen    bool             // chat: the prompt opened <think>
 	noParallel   bool             // parallel_tool_calls: false
+	// ollama's repeat_penalty over the last repeatLastN tokens (prompt
+	// included; -1: the whole context), as llama.cpp applies it: a
+	// positive logit divided by it, a negative one multiplied. 0 or 1: off.
+	repeatPenalty float64
+	repeatLastN   int
 }
 
 // maxStop is OpenAI's limit on stop sequences; maxStopBytes bounds each one.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/krafla/krafla/chat"
@@ -20,7 +21,7 @@ func (s *Server) decodeChat(body []byte, e *engine) ([]int, genParams, *apiError
 		p, ae = parseGen(f, e.vocab, true)
 	}
 	if ae == nil {
-		ae = s.checkModel(p.model)
+		ae = s.checkModel(p.model, e)
 	}
 	var prompt []int
 	if ae == nil {
@@ -202,9 +203,66 @@ func (s *Server) chatPrompt(f fields, e *engine, p *genParams) ([]int, *apiError
 		}
 		p.grammar = g
 	}
+	if choice == "auto" && p.toolFormat != "" && !f.has("response_format") {
+		// auto: free text until the format's trigger, then a valid call. A
+		// schema the grammar cannot enforce leaves the call free, as
+		// without tools' constraint (nothing was asked for).
+		if _, ok := callShapes[p.toolFormat]; ok && chat.ToolTrigger(p.toolFormat) != "" {
+			if g, ae := callGrammar(f["tools"], p.toolFormat, "", !p.noParallel); ae == nil {
+				p.grammar, p.trigger = g, chat.ToolTrigger(p.toolFormat)
+			}
+		}
+	}
 	p.thinkOpen = chat.ThinkOpen(text)
 	p.think = p.thinkOpen || strings.Contains(e.chat.Source, "<think>")
 	return chat.Encode(e.tok, text), nil
+}
+
+// callShape is how a tool-call format writes its calls: around all of them
+// (open, sep between, close), and each call from its tool's name and
+// parameters' schema. Formats whose arguments are not JSON (XML
+// parameters, Python calls) are not constrained.
+type callShape struct {
+	open, sep, close string
+	parallel         bool
+	call             func(name string, params json.RawMessage) grammar.Call
+}
+
+// jsonCall is a call as one JSON object {"name": NAME, key: arguments}.
+func jsonCall(key, prefix, suffix string) func(string, json.RawMessage) grammar.Call {
+	return func(name string, params json.RawMessage) grammar.Call {
+		n, _ := json.Marshal(name)
+		return grammar.Call{Prefix: prefix, Suffix: suffix, Schema: []byte(fmt.Sprintf(
+			`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`, n, key, params, key))}
+	}
+}
+
+// namedCall is a call whose name is written around its JSON arguments.
+func namedCall(prefix, suffix string) func(string, json.RawMessage) grammar.Call {
+	return func(name string, params json.RawMessage) grammar.Call {
+		return grammar.Call{Prefix: strings.ReplaceAll(prefix, "NAME", name), Schema: params, Suffix: suffix}
+	}
+}
+
+var callShapes = map[string]callShape{
+	"hermes":      {sep: "\n", parallel: true, call: jsonCall("arguments", "<tool_call>\n", "\n</tool_call>")},
+	"llama3-json": {call: jsonCall("parameters", "", "")},
+	"mistral":     {open: "[TOOL_CALLS][", sep: ",", close: "]", parallel: true, call: jsonCall("arguments", "", "")},
+	"granite":     {open: "<|tool_call|>[", sep: ",", close: "]", parallel: true, call: jsonCall("arguments", "", "")},
+	"nemotron":    {open: "<TOOLCALL>[", sep: ",", close: "]</TOOLCALL>", parallel: true, call: jsonCall("arguments", "", "")},
+	"apriel":      {open: "<tool_calls>[", sep: ",", close: "]</tool_calls>", parallel: true, call: jsonCall("arguments", "", "")},
+	"minimax-m1":  {open: "<tool_calls>\n", sep: "\n", close: "\n</tool_calls>", parallel: true, call: jsonCall("arguments", "", "")},
+	"gigachat":    {call: jsonCall("arguments", "<|function_call|>", "")},
+	"command-r7b": {open: "<|START_ACTION|>[", sep: ",", close: "]<|END_ACTION|>", parallel: true, call: func(name string, params json.RawMessage) grammar.Call {
+		n, _ := json.Marshal(name)
+		return grammar.Call{Schema: []byte(fmt.Sprintf(`{"type":"object","properties":{"tool_call_id":{"type":"string","pattern":"^[0-9]{1,2}$"},"tool_name":{"const":%s},"parameters":%s},"required":["tool_call_id","tool_name","parameters"],"additionalProperties":false}`, n, params))}
+	}},
+	"kimi-k2": {open: "<|tool_calls_section_begin|>", close: "<|tool_calls_section_end|>", parallel: true,
+		call: namedCall("<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>", "<|tool_call_end|>")},
+	"deepseek-r1": {open: "<｜tool▁calls▁begin｜>", sep: "\n", close: "<｜tool▁calls▁end｜>", parallel: true,
+		call: namedCall("<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n", "\n```<｜tool▁call▁end｜>")},
+	"functionary-v3.1": {parallel: true, call: namedCall("<function=NAME>", "</function>")},
+	"harmony":          {call: namedCall("<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>", "")},
 }
 
 // callGrammar constrains the answer to calls of the tools (only named, when
@@ -220,18 +278,19 @@ func callGrammar(raw json.RawMessage, format, named string, parallel bool) (*gra
 	if len(raw) == 0 || json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
 		return nil, badParam("tool_choice", "required or a named function needs tools")
 	}
-	key, prefix, suffix, sep := "arguments", "<tool_call>\n", "\n</tool_call>", "\n"
-	switch format {
-	case "hermes":
-	case "llama3-json":
-		key, prefix, suffix, sep = "parameters", "", "", ""
-	default:
+	shape, ok := callShapes[format]
+	if !ok {
 		if format == "" {
 			format = "none detected"
 		}
-		return nil, badParam("tool_choice", "constraining calls is supported for the hermes and llama3-json formats, not this template's (%s)", format)
+		known := make([]string, 0, len(callShapes))
+		for f := range callShapes {
+			known = append(known, f)
+		}
+		sort.Strings(known)
+		return nil, badParam("tool_choice", "constraining calls is supported for the %s formats, not this template's (%s)", strings.Join(known, ", "), format)
 	}
-	var alts []string
+	var calls []grammar.Call
 	for i, t := range tools {
 		if named != "" && t.Function.Name != named {
 			continue
@@ -243,18 +302,16 @@ func callGrammar(raw json.RawMessage, format, named string, parallel bool) (*gra
 		if _, err := grammar.CompileJSONSchema(params); err != nil {
 			return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "%v", err)
 		}
-		name, _ := json.Marshal(t.Function.Name)
-		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`, name, key, params, key))
+		calls = append(calls, shape.call(t.Function.Name, params))
 	}
-	if len(alts) == 0 {
+	if len(calls) == 0 {
 		return nil, badParam("tool_choice", "no tool is named %q", named)
 	}
 	max := 1
-	if parallel && format == "hermes" {
+	if parallel && shape.parallel {
 		max = 8
 	}
-	schema := `{"anyOf":[` + strings.Join(alts, ",") + `]}`
-	g, err := grammar.CompileJSONSchemaAround(prefix, []byte(schema), suffix, sep, max)
+	g, err := grammar.CompileCalls(shape.open, calls, shape.sep, max, shape.close)
 	if err != nil {
 		return nil, badParam("tools", "%v", err)
 	}

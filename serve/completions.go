@@ -12,7 +12,7 @@ func (s *Server) decodeCompletion(body []byte, e *engine) ([]int, genParams, *ap
 		p, ae = parseGen(f, e.vocab, false)
 	}
 	if ae == nil {
-		ae = s.checkModel(p.model)
+		ae = s.checkModel(p.model, e)
 	}
 	var text string
 	var prompt []int
@@ -53,8 +53,15 @@ func firstErr(a, b *apiError) *apiError {
 	return b
 }
 
-// checkModel answers 404 for a model other than the one served.
-func (s *Server) checkModel(name string) *apiError {
+// checkModel answers 404 for a model other than the one served (with a
+// catalog, the dispatcher chose e by the request's model already).
+func (s *Server) checkModel(name string, e *engine) *apiError {
+	if s.reg != nil {
+		if e == nil {
+			return errModelNotFound(name)
+		}
+		return nil
+	}
 	if name != s.cfg.Name {
 		return errNotFound("the model "+quote(name)+" does not exist; this server has "+quote(s.cfg.Name), "model_not_found")
 	}

@@ -43,20 +43,27 @@ func (s *Server) embedder(e *engine) (*embed.Embedder, *apiError) {
 	return e.emb.e, nil
 }
 
-// closeEmbedder stops the embedder's worker threads, once no request uses it.
+// closeEmbedder stops the single-model engine's embedder (a catalog's
+// engines close theirs in engine.close).
 func (s *Server) closeEmbedder() {
 	if e := s.eng.Load(); e != nil {
-		e.emb.mu.Lock()
-		if e.emb.e != nil {
-			e.emb.e.Close()
-		}
-		e.emb.mu.Unlock()
+		e.closeEmbedder()
 	}
 }
 
-// embedModel checks the body's model: required, and the one served (with
-// several models, the engine given is the one it names).
-func (s *Server) embedModel(f fields) *apiError {
+// closeEmbedder stops the embedder's worker threads, once no request uses it.
+func (e *engine) closeEmbedder() {
+	e.emb.mu.Lock()
+	if e.emb.e != nil {
+		e.emb.e.Close()
+	}
+	e.emb.mu.Unlock()
+}
+
+// embedModel checks the body's model: required, and the one served (with a
+// catalog, withModel has resolved it to e); ollama's endpoints also take
+// the name with ":latest".
+func (s *Server) embedModel(f fields, e *engine, ollama bool) *apiError {
 	var name string
 	ok, ae := f.str("model", &name)
 	if ae != nil {
@@ -65,7 +72,13 @@ func (s *Server) embedModel(f fields) *apiError {
 	if !ok || name == "" {
 		return badParam("model", "required: the model id that /v1/models lists")
 	}
-	return s.checkModel(name)
+	if ollama && s.reg == nil {
+		if !nameMatches(s.cfg.Name, name) {
+			return errModelNotFound(name)
+		}
+		return nil
+	}
+	return s.checkModel(name, e)
 }
 
 // embedInput is one input: text to tokenize, or token ids.
@@ -226,7 +239,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, e *engine) {
 		f, ae = decodeObject(body)
 	}
 	if ae == nil {
-		ae = s.embedModel(f)
+		ae = s.embedModel(f, e, false)
 	}
 	req := embedRequest{param: "input"}
 	if ae == nil {
@@ -250,7 +263,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, e *engine) {
 		res, ae = s.runEmbed(r, e, req)
 	}
 	if ae != nil {
-		writeError(w, ae)
+		s.fail(w, r, ae)
 		return
 	}
 	type item struct {
@@ -270,7 +283,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, e *engine) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list", "data": data, "model": s.cfg.Name,
+		"object": "list", "data": data, "model": e.name,
 		"usage": map[string]int{"prompt_tokens": res.tokens, "total_tokens": res.tokens},
 	})
 }
@@ -288,7 +301,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, e *engine) 
 		f, ae = decodeObject(body)
 	}
 	if ae == nil {
-		ae = s.embedModel(f)
+		ae = s.embedModel(f, e, true)
 	}
 	req := embedRequest{param: "input", truncate: true}
 	if ae == nil {
@@ -313,11 +326,11 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, e *engine) 
 		res, ae = s.runEmbed(r, e, req)
 	}
 	if ae != nil {
-		writeError(w, ae)
+		s.fail(w, r, ae)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"model": s.cfg.Name, "embeddings": res.vecs, "total_duration": time.Since(t0).Nanoseconds(),
+		"model": e.name, "embeddings": res.vecs, "total_duration": time.Since(t0).Nanoseconds(),
 		"load_duration": 0, "prompt_eval_count": res.tokens,
 	})
 }
@@ -332,7 +345,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request, e *eng
 		f, ae = decodeObject(body)
 	}
 	if ae == nil {
-		ae = s.embedModel(f)
+		ae = s.embedModel(f, e, true)
 	}
 	var prompt string
 	if ae == nil {
@@ -347,7 +360,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request, e *eng
 		res, ae = s.runEmbed(r, e, embedRequest{inputs: []embedInput{{text: prompt}}, truncate: true, param: "prompt"})
 	}
 	if ae != nil {
-		writeError(w, ae)
+		s.fail(w, r, ae)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"embedding": res.vecs[0]})

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,15 +28,7 @@ import (
 // vectors.
 func embedServer(t *testing.T) (string, *embed.Embedder, *mlt.Tokenizer) {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "hf")
-	if err := hfgen.Write(src, "qwen3", hfgen.Options{Seed: 4, Embedding: "last"}); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "e.mlb")
-	if _, err := convert.Convert(context.Background(), src, convert.Options{Out: out, Threads: 1}); err != nil {
-		t.Fatal(err)
-	}
+	out := embedModelPath(t)
 	m, err := infer.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +53,80 @@ func embedServer(t *testing.T) (string, *embed.Embedder, *mlt.Tokenizer) {
 		m.Close()
 	})
 	return hs.URL, e, tok
+}
+
+// embedModelPath converts the synthetic embedding model into a folder of
+// its own (emb.mlb and emb.mlt) and returns the .mlb path.
+func embedModelPath(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "hf")
+	if err := hfgen.Write(src, "qwen3", hfgen.Options{Seed: 4, Embedding: "last"}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "models", "emb.mlb")
+	if err := os.Mkdir(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := convert.Convert(context.Background(), src, convert.Options{Out: out, Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEmbeddingsCatalog: with a catalog the embedding endpoints load the
+// model the body names (ollama's ":latest" too) and answer with its vectors.
+func TestEmbeddingsCatalog(t *testing.T) {
+	path := embedModelPath(t)
+	load := func(p string) (*infer.Model, *mlt.Tokenizer, error) {
+		m, err := infer.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		tok, err := mlt.Open(convert.TokenizerPath(p))
+		if err != nil {
+			m.Close()
+			return nil, nil, err
+		}
+		return m, tok, nil
+	}
+	s := NewServer(Config{Catalog: &DirCatalog{Dir: filepath.Dir(path), Load: load}, Parallel: 1, Ctx: 64})
+	hs := httptest.NewServer(s.Handler())
+	defer func() { hs.Close(); s.Close() }()
+	m, tok, err := load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := embed.New(m, tok, embed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ids, _ := e.Tokenize("", "the fox")
+	want, err := e.Embed([][]int{ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"emb", "emb:latest"} {
+		resp, b := post(t, hs.URL+"/api/embed", map[string]any{"model": name, "input": "the fox"})
+		var r struct {
+			Model      string
+			Embeddings [][]float32
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Embeddings) != 1 {
+			t.Fatalf("%s: status %d: %s", name, resp.StatusCode, b)
+		}
+		sameVec(t, name, r.Embeddings[0], want[0])
+	}
+	resp, b := post(t, hs.URL+"/v1/embeddings", map[string]any{"model": "emb", "input": "the fox"})
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"model":"emb"`) {
+		t.Errorf("/v1/embeddings: status %d: %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, hs.URL+"/v1/embeddings", map[string]any{"model": "nope", "input": "x"})
+	if resp.StatusCode != 404 {
+		t.Errorf("unknown model: status %d: %s", resp.StatusCode, b)
+	}
 }
 
 func sameVec(t *testing.T, what string, got, want []float32) {

@@ -102,10 +102,10 @@ func (s *Server) endpoint(decode decoder, chat bool) func(http.ResponseWriter, *
 			return
 		}
 		if chat {
-			s.generate(w, r, e, prompt, p, e.chatIDs, newChatAnswer(newBase("chatcmpl-", s.cfg.Name, p), p))
+			s.generate(w, r, e, prompt, p, e.chatIDs, newChatAnswer(newBase("chatcmpl-", e.name, p), p))
 			return
 		}
-		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", s.cfg.Name, p)})
+		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", e.name, p)})
 	}
 }
 

@@ -24,7 +24,7 @@ func TestResponseFormat(t *testing.T) {
 	}
 	for name, rf := range formats {
 		stops := 0
-		for seed := range 6 {
+		for seed := range 4 {
 			req := map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "json please"}},
 				"max_completion_tokens": 120, "temperature": 1, "seed": seed, "response_format": rf, "stream": seed%2 == 1}
 			resp, b := post(t, url+"/v1/chat/completions", req)
@@ -75,16 +75,25 @@ func TestResponseFormat(t *testing.T) {
 // whose arguments match its parameters (checked by hand), finish_reason
 // tool_calls; a format without call grammar and bad parameters are 400s.
 func TestToolChoiceRequired(t *testing.T) {
-	tpl := filepath.Join(t.TempDir(), "hermes.jinja")
-	os.WriteFile(tpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if tools %}Tools: call them as <tool_call>{json}</tool_call>\n{% endif %}<|im_start|>assistant\n"), 0o644)
-	_, url := startServer(t, Config{TemplateFile: tpl})
+	// A template whose text names each format's syntax, so that format is
+	// detected (chat.ToolFormat).
+	for _, syntax := range []string{"<tool_call>{json}</tool_call>", "<|tool_calls_section_begin|>", "<|channel|>commentary",
+		"<｜tool▁calls▁begin｜>", "<|START_ACTION|>", "[TOOL_CALLS]", "<function=NAME>", "<TOOLCALL>"} {
+		t.Run(syntax, func(t *testing.T) { toolChoiceRequired(t, syntax) })
+	}
+}
+
+func toolChoiceRequired(t *testing.T, syntax string) {
+	tpl := filepath.Join(t.TempDir(), "tools.jinja")
+	os.WriteFile(tpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if tools %}Tools: call them as "+syntax+"\n{% endif %}<|im_start|>assistant\n"), 0o644)
+	srv, url := startServer(t, Config{TemplateFile: tpl})
 	tools := []any{
 		map[string]any{"type": "function", "function": map[string]any{"name": "pick", "parameters": map[string]any{"type": "object",
 			"properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 0, "maximum": 9}}, "required": []any{"n"}, "additionalProperties": false}}},
 		map[string]any{"type": "function", "function": map[string]any{"name": "noop", "parameters": map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}}},
 	}
 	calls := 0
-	for seed := range 6 {
+	for seed := range 4 {
 		choice := any("required")
 		if seed%2 == 1 {
 			choice = map[string]any{"type": "function", "function": map[string]any{"name": "pick"}}
@@ -136,6 +145,22 @@ func TestToolChoiceRequired(t *testing.T) {
 	}
 	if calls == 0 {
 		t.Error("no answer ended in a call")
+	}
+	// auto: the same grammar, applied from the format's trigger on; none
+	// with tool_choice none.
+	// (harmony frames every message: no trigger to wait for, auto stays free)
+	for choice, want := range map[string]bool{"auto": !strings.HasPrefix(syntax, "<|channel|>"), "none": false} {
+		body, _ := json.Marshal(map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "go"}}, "tools": tools, "tool_choice": choice})
+		_, p, ae := srv.decodeChat(body, srv.eng.Load())
+		if ae != nil {
+			t.Fatal(ae)
+		}
+		if got := p.grammar != nil && p.trigger != "" && strings.HasPrefix(syntax, p.trigger); got != want {
+			t.Errorf("tool_choice %s: lazy grammar %v (trigger %q), want %v", choice, got, p.trigger, want)
+		}
+	}
+	if !strings.HasPrefix(syntax, "<tool_call>") {
+		return
 	}
 	bad := map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "go"}}, "tool_choice": "required",
 		"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "x", "parameters": map[string]any{"type": "object", "not": map[string]any{}}}}}}

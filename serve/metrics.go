@@ -9,7 +9,8 @@ import (
 )
 
 // endpoints are the label values of krafla_requests_total, created at 0.
-var endpoints = []string{"chat_completions", "completions", "models", "tokenize", "detokenize", "embeddings", "api_embed", "api_embeddings", "other"}
+var endpoints = []string{"chat_completions", "completions", "models", "tokenize", "detokenize", "api_chat", "api_generate", "api_other",
+	"embeddings", "api_embed", "api_embeddings", "other"}
 
 // statusClasses are the code label values of krafla_requests_total.
 var statusClasses = []string{"2xx", "4xx", "5xx"}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -33,6 +34,7 @@ type scheduler struct {
 	// beforeStep, when set (tests), runs before every step that has work.
 	beforeStep func()
 	maxItems   int // the most sequences one step evaluated
+	lastBusy   int // the busy slots last added to met.busy
 }
 
 func newScheduler(m *infer.Model, tok *mlt.Tokenizer, cfg *Config, met *metrics) (*scheduler, error) {
@@ -116,7 +118,9 @@ func (s *scheduler) busy() int {
 			n++
 		}
 	}
-	s.met.busy.Store(int64(n))
+	// The gauge is the server's, shared by every loaded model: add the change.
+	s.met.busy.Add(int64(n - s.lastBusy))
+	s.lastBusy = n
 	return n
 }
 
@@ -178,7 +182,11 @@ func (s *scheduler) admit(r *request) {
 		sl.counts = map[int]int{}
 	}
 	if r.p.grammar != nil && r.gvocab != nil {
-		sl.gst, sl.gmask = r.p.grammar.NewState(), make([]uint64, r.gvocab.Words())
+		if r.p.trigger == "" {
+			sl.gst, sl.gmask = r.p.grammar.NewState(), make([]uint64, r.gvocab.Words())
+		} else {
+			sl.lazy = []byte{}
+		}
 	}
 	s.met.promptTokens.Add(int64(len(r.prompt)))
 	s.met.reusedTokens.Add(int64(k))
@@ -260,9 +268,14 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 	r := sl.req
 	p := &r.p
 	x := logits
-	if sl.counts != nil || p.logitBias != nil {
+	rp := float32(p.repeatPenalty)
+	repeat := rp != 0 && rp != 1 && p.repeatLastN != 0
+	if sl.counts != nil || p.logitBias != nil || repeat {
 		sl.penalize = append(sl.penalize[:0], logits...)
 		x = sl.penalize
+		if repeat {
+			sl.repeatPenalty(x, rp, p.repeatLastN)
+		}
 		for t, c := range sl.counts {
 			x[t] -= float32(c)*float32(p.frequency) + float32(p.presence)
 		}
@@ -299,6 +312,8 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 			s.end(sl, "", err)
 			return
 		}
+	} else if p.trigger != "" && r.gvocab != nil && sl.lazy != nil {
+		s.lazyGrammar(sl, id)
 	}
 	sl.ntok++
 	s.met.generated(time.Now())
@@ -320,6 +335,64 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 		s.end(sl, "length", nil)
 	default:
 		sl.next = id
+	}
+}
+
+// lazyGrammar watches the bytes of an unconstrained answer for the
+// trigger (tool_choice auto: the format's call marker) and, once it is
+// there, constrains the rest: the grammar reads the text from the trigger
+// on. A text the grammar cannot continue stays free (and is content).
+func (s *scheduler) lazyGrammar(sl *slot, id int) {
+	r := sl.req
+	sl.lazy = append(sl.lazy, r.gvocab.Token(id)...)
+	i := bytes.Index(sl.lazy, []byte(r.p.trigger))
+	if i < 0 {
+		// Only the tail that may still begin the trigger is kept.
+		if keep := len(r.p.trigger) - 1; len(sl.lazy) > keep {
+			sl.lazy = append(sl.lazy[:0], sl.lazy[len(sl.lazy)-keep:]...)
+		}
+		return
+	}
+	st := r.p.grammar.NewState()
+	if st.Accept(sl.lazy[i:]) != nil {
+		sl.lazy = nil // not a call the grammar knows: free text to the end
+		return
+	}
+	sl.gst, sl.gmask, sl.lazy = st, make([]uint64, r.gvocab.Words()), nil
+}
+
+// repeatPenalty applies rp to the logits of the distinct tokens among the
+// last n the slot evaluated (n < 0: all), those of this step included: the
+// token just drawn, or the prompt's last chunk.
+func (sl *slot) repeatPenalty(x []float32, rp float32, n int) {
+	cur := sl.pending
+	if sl.gen {
+		cur = []int{sl.next}
+	}
+	hist := sl.cached
+	if total := len(hist) + len(cur); n < 0 || n > total {
+		n = total
+	}
+	if sl.seen == nil {
+		sl.seen = map[int]bool{}
+	}
+	clear(sl.seen)
+	for i := range n {
+		var t int
+		if k := len(cur) - 1 - i; k >= 0 {
+			t = cur[k]
+		} else {
+			t = hist[len(hist)-1-(i-len(cur))]
+		}
+		if t < 0 || t >= len(x) || sl.seen[t] {
+			continue
+		}
+		sl.seen[t] = true
+		if x[t] > 0 {
+			x[t] /= rp
+		} else {
+			x[t] *= rp
+		}
 	}
 }
 

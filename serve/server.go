@@ -37,6 +37,20 @@ type Config struct {
 	Template     string        // the chat template's name in the tokenizer; "": the default
 	TemplateFile string        // a chat template file (chat.Load) used instead of the tokenizer's
 	Log          io.Writer     // one line per request and the server's events; nil: discard
+
+	// Many models: with a Catalog the server serves every model it lists,
+	// by the request's model, loading them on first use (Name, Template
+	// and TemplateFile are then unused; Ctx is the most each model gets).
+	Catalog   Catalog
+	MaxLoaded int           // models loaded at once at most; 0: as many as fit in Memory
+	Memory    int64         // bytes the loaded models' weights and every slot's cache may take; 0: DefaultMemory, else no limit
+	KeepAlive time.Duration // how long a model stays loaded after its last request; 0: 5 minutes; negative: for good
+	// CORS answers browsers as ollama does: the origins of this machine and
+	// of desktop apps, and Origins (OLLAMA_ORIGINS, --origins; "*": any),
+	// get Access-Control-Allow-Origin; other origins get 403. Off: no CORS
+	// headers, every origin served (as before).
+	CORS    bool
+	Origins []string
 }
 
 func (c *Config) defaults() {
@@ -64,16 +78,29 @@ func (c *Config) defaults() {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = 5 * time.Minute
+	}
+	if c.Memory <= 0 {
+		c.Memory = DefaultMemory()
+	}
+	if c.Memory <= 0 {
+		c.Memory = 1 << 62
+	}
 }
 
-// Server answers the OpenAI API for one model. Its Handler can be mounted
-// before the model is loaded: it answers 503 until Start.
+// Server answers the OpenAI API and ollama's for one model, or, with a
+// Catalog, for every model the catalog lists (loaded on use: registry.go).
+// Its Handler can be mounted before the one model is loaded: it answers 503
+// until Start.
 type Server struct {
 	cfg     Config
 	met     *metrics
 	keyHash [32]byte
 	created int64
 	eng     atomic.Pointer[engine]
+	reg     *registry // with a Catalog
+	origins []string  // with CORS: the allowed origin patterns
 	logMu   sync.Mutex
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -83,6 +110,7 @@ type Server struct {
 
 // engine is what a loaded model brings.
 type engine struct {
+	name    string // the model's name as clients send it
 	m       *infer.Model
 	tok     *mlt.Tokenizer
 	sched   *scheduler
@@ -97,6 +125,9 @@ type engine struct {
 	gOnce  sync.Once
 	gVocab *grammar.Vocab // the tokenizer's bytes for grammar masks
 	gErr   error
+
+	stop context.CancelFunc // ends the scheduler
+	done chan struct{}      // closed once it has ended
 
 	emb embedState // embed.go
 }
@@ -124,6 +155,12 @@ func NewServer(cfg Config) *Server {
 	if cfg.APIKey != "" {
 		s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
 	}
+	if cfg.Catalog != nil {
+		s.reg = newRegistry(s, cfg.Catalog)
+	}
+	if cfg.CORS {
+		s.origins = append(append([]string(nil), defaultOrigins...), cfg.Origins...)
+	}
 	return s
 }
 
@@ -133,56 +170,87 @@ func (s *Server) Start(m *infer.Model, tok *mlt.Tokenizer) error {
 	if s.cfg.Name == "" {
 		return errors.New("serve: the model needs a name")
 	}
-	if err := infer.CheckTokenizer(m, tok); err != nil {
-		return err
-	}
-	c := m.Config()
-	if s.cfg.Ctx == 0 {
-		s.cfg.Ctx = min(c.MaxSeq, 4096)
-	}
-	sched, err := newScheduler(m, tok, &s.cfg, s.met)
+	e, err := s.newEngine(s.cfg.Name, m, tok, &s.cfg)
 	if err != nil {
 		return err
 	}
-	e := &engine{m: m, tok: tok, sched: sched, addBOS: infer.AddBOS(tok), vocab: c.Vocab, ctx: s.cfg.Ctx,
+	sched := e.sched
+	s.logf("%d slots of %d positions, %s cache: %.1f MiB", len(sched.slots), s.cfg.Ctx, sched.slots[0].sess.KV(),
+		float64(int64(len(sched.slots))*sched.slots[0].sess.CacheBytes())/(1<<20))
+	e.start(s.beforeStep)
+	s.stop, s.done = e.stop, e.done
+	s.eng.Store(e)
+	return nil
+}
+
+// newEngine checks the tokenizer against m and makes the slots, the batch
+// and the chat template of cfg (whose Ctx 0 it sets to the model's
+// default); start runs its scheduler.
+func (s *Server) newEngine(name string, m *infer.Model, tok *mlt.Tokenizer, cfg *Config) (*engine, error) {
+	if err := infer.CheckTokenizer(m, tok); err != nil {
+		return nil, err
+	}
+	c := m.Config()
+	if cfg.Ctx == 0 {
+		cfg.Ctx = min(c.MaxSeq, 4096)
+	}
+	sched, err := newScheduler(m, tok, cfg, s.met)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{name: name, m: m, tok: tok, sched: sched, addBOS: infer.AddBOS(tok), vocab: c.Vocab, ctx: cfg.Ctx,
 		stopIDs: map[int]bool{}, chatIDs: map[int]bool{}}
 	for _, id := range tok.StopTokens() {
 		e.stopIDs[id] = true
 		e.chatIDs[id] = true
 	}
-	if s.cfg.TemplateFile != "" {
-		e.chat, e.chatErr = chat.Load(s.cfg.TemplateFile, tok)
+	if cfg.TemplateFile != "" {
+		e.chat, e.chatErr = chat.Load(cfg.TemplateFile, tok)
 	} else {
-		e.chat, e.chatErr = chat.FromTokenizer(tok, s.cfg.Template)
+		e.chat, e.chatErr = chat.FromTokenizer(tok, cfg.Template)
 	}
-	if e.chatErr != nil && (s.cfg.Template != "" || s.cfg.TemplateFile != "") {
+	if e.chatErr != nil && (cfg.Template != "" || cfg.TemplateFile != "") {
 		// A template asked for must be there; a model without one, when
 		// none was asked for, serves completions only.
 		sched.close()
-		return e.chatErr
+		return nil, e.chatErr
 	}
 	if e.chat != nil {
 		for _, id := range e.chat.StopIDs() {
 			e.chatIDs[id] = true
 		}
 	}
-	sched.beforeStep = s.beforeStep
-	s.logf("%d slots of %d positions, %s cache: %.1f MiB", len(sched.slots), s.cfg.Ctx, sched.slots[0].sess.KV(),
-		float64(int64(len(sched.slots))*sched.slots[0].sess.CacheBytes())/(1<<20))
+	return e, nil
+}
+
+// start runs the engine's scheduler until close.
+func (e *engine) start(beforeStep func()) {
+	e.sched.beforeStep = beforeStep
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stop, s.done = cancel, make(chan struct{})
+	e.stop, e.done = cancel, make(chan struct{})
 	go func() {
-		defer close(s.done)
-		sched.run(ctx)
-		sched.close()
+		defer close(e.done)
+		e.sched.run(ctx)
+		e.sched.close()
 	}()
-	s.eng.Store(e)
-	return nil
+}
+
+// close ends every running request (errShutdown), stops the scheduler and
+// frees the slots; the model stays open.
+func (e *engine) close() {
+	if e.stop != nil {
+		e.stop()
+		<-e.done
+	}
+	e.closeEmbedder()
 }
 
 // Close ends every running request (errShutdown), stops the scheduler and
-// frees the slots.
+// frees the slots (with a catalog: those of every loaded model, closing them).
 func (s *Server) Close() {
+	if s.reg != nil {
+		s.reg.close()
+	}
 	if s.stop != nil {
 		s.stop()
 		<-s.done
@@ -213,14 +281,25 @@ type route struct {
 
 func (s *Server) routes() map[string]route {
 	return map[string]route{
-		"/v1/chat/completions": {0, http.MethodPost, s.endpoint(s.decodeChat, true)},
-		"/v1/completions":      {1, http.MethodPost, s.endpoint(s.decodeCompletion, false)},
+		"/v1/chat/completions": {0, http.MethodPost, s.withModel(s.endpoint(s.decodeChat, true))},
+		"/v1/completions":      {1, http.MethodPost, s.withModel(s.endpoint(s.decodeCompletion, false))},
 		"/v1/models":           {2, http.MethodGet, s.models},
-		"/tokenize":            {3, http.MethodPost, s.tokenize},
-		"/detokenize":          {4, http.MethodPost, s.detokenize},
-		"/v1/embeddings":       {5, http.MethodPost, s.embeddings},
-		"/api/embed":           {6, http.MethodPost, s.ollamaEmbed},
-		"/api/embeddings":      {7, http.MethodPost, s.ollamaEmbeddings},
+		"/tokenize":            {3, http.MethodPost, s.withModel(s.tokenize)},
+		"/detokenize":          {4, http.MethodPost, s.withModel(s.detokenize)},
+		// ollama's API (ollama.go)
+		"/api/chat":     {5, http.MethodPost, s.withModel(s.ollamaChat)},
+		"/api/generate": {6, http.MethodPost, s.withModel(s.ollamaGenerate)},
+		"/api/show":     {7, http.MethodPost, s.withModel(s.ollamaShow)},
+		"/api/tags":     {7, http.MethodGet, s.ollamaTags},
+		"/api/ps":       {7, http.MethodGet, s.ollamaPS},
+		"/api/version":  {7, http.MethodGet, s.ollamaVersion},
+		"/api/pull":     {7, http.MethodPost, s.ollamaPull},
+		"/api/delete":   {7, http.MethodDelete, s.ollamaDelete},
+		"/api/copy":     {7, http.MethodPost, s.ollamaCopy},
+		// embeddings (embed.go)
+		"/v1/embeddings":  {8, http.MethodPost, s.withModel(s.embeddings)},
+		"/api/embed":      {9, http.MethodPost, s.withModel(s.ollamaEmbed)},
+		"/api/embeddings": {10, http.MethodPost, s.withModel(s.ollamaEmbeddings)},
 	}
 }
 
@@ -243,7 +322,7 @@ func (s *Server) Handler() http.Handler {
 				}
 				s.logf("panic serving %s %s: %v", r.Method, r.URL.Path, v)
 				if w.status == 0 {
-					writeError(w, errInternal(fmt.Errorf("internal error")))
+					s.fail(w, r, errInternal(fmt.Errorf("internal error")))
 				}
 			}
 			s.met.request(endpoint, w.status)
@@ -255,17 +334,29 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) serve(w *statusWriter, r *http.Request, rt route, known bool) {
 	path := r.URL.Path
+	if s.origins != nil && s.cors(w, r) {
+		return
+	}
 	e := s.eng.Load()
 	if path == "/health" || path == "/v1/health" {
-		if e == nil {
+		if e == nil && s.reg == nil {
 			writeError(w, errUnavailable("the model is loading", 1))
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	}
+	if path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// ollama's liveness check ("Ollama is running"), before the key.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			io.WriteString(w, "krafla is running")
+		}
+		return
+	}
 	if !s.authorized(r) {
-		writeError(w, errUnauthorized("a valid API key is required: send the header Authorization: Bearer KEY"))
+		s.fail(w, r, errUnauthorized("a valid API key is required: send the header Authorization: Bearer KEY"))
 		return
 	}
 	if path == "/metrics" {
@@ -282,16 +373,16 @@ func (s *Server) serve(w *statusWriter, r *http.Request, rt route, known bool) {
 		rt, known = route{2, http.MethodGet, s.model}, true
 	}
 	if !known {
-		writeError(w, errNotFound(fmt.Sprintf("no such path: %s", path), "not_found"))
+		s.fail(w, r, errNotFound(fmt.Sprintf("no such path: %s", path), "not_found"))
 		return
 	}
 	if r.Method != rt.method {
 		w.Header().Set("Allow", rt.method)
-		writeError(w, errMethod(r.Method, path))
+		s.fail(w, r, errMethod(r.Method, path))
 		return
 	}
-	if e == nil {
-		writeError(w, errUnavailable("the model is loading", 1))
+	if e == nil && s.reg == nil {
+		s.fail(w, r, errUnavailable("the model is loading", 1))
 		return
 	}
 	rt.fn(w, r, e)
@@ -384,7 +475,7 @@ type RunConfig struct {
 	Addr  string        // host:port to listen on
 	Grace time.Duration // how long running requests may finish after ctx is done; 0: 30 s
 	// Load opens the model and tokenizer; it runs after the listener is bound,
-	// while /health answers 503.
+	// while /health answers 503. Nil with a Catalog: models load on use.
 	Load func() (*infer.Model, *mlt.Tokenizer, error)
 	// Ready, when set, is called with the listening address once the model
 	// is loaded (the CLI prints "listening on http://ADDR").
@@ -411,18 +502,23 @@ func Run(ctx context.Context, rc RunConfig) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 
-	m, tok, err := rc.Load()
-	if err != nil {
+	if rc.Load != nil {
+		m, tok, err := rc.Load()
+		if err != nil {
+			hs.Close()
+			return err
+		}
+		defer m.Close()
+		if err := s.Start(m, tok); err != nil {
+			hs.Close()
+			return err
+		}
+		if e := s.ChatError(); e != nil {
+			s.logf("/v1/chat/completions is unavailable: %v", e)
+		}
+	} else if s.reg == nil {
 		hs.Close()
-		return err
-	}
-	defer m.Close()
-	if err := s.Start(m, tok); err != nil {
-		hs.Close()
-		return err
-	}
-	if e := s.ChatError(); e != nil {
-		s.logf("/v1/chat/completions is unavailable: %v", e)
+		return errors.New("serve: Run needs Load (one model) or a Catalog")
 	}
 	if rc.Ready != nil {
 		rc.Ready(ln.Addr())

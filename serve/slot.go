@@ -108,11 +108,13 @@ type slot struct {
 	ntok     int
 	sampler  *infer.Sampler
 	gst      *grammar.State // response_format's grammar; nil: free text
+	lazy     []byte         // with a trigger: the bytes generated while it has not appeared
 	gmask    []uint64
 	gwork    []float32
 	counts   map[int]int // completion tokens seen, for the penalties
 	dec      *mlt.StreamDecoder
 	stop     stopper
 	heldLps  []tokenLogprob
-	penalize []float32 // scratch: logits with penalties and bias applied
+	penalize []float32    // scratch: logits with penalties and bias applied
+	seen     map[int]bool // scratch: the tokens repeat_penalty touched
 }

@@ -30,25 +30,39 @@ func (st *structured) split(done bool) (reasoning, content string, thinking bool
 	t := strings.TrimLeft(text, " \n")
 	open := st.thinkOpen
 	if !open {
-		if strings.HasPrefix(t, "<think>") {
-			open, t = true, t[len("<think>"):]
-		} else if !done && strings.HasPrefix("<think>", t) {
-			return "", "", true // may still become <think>
+		if o := chat.ThinkOpener(t); o != "" {
+			open, t = true, t[len(o):]
+		} else if !done && mayOpen(t) {
+			return "", "", true // may still become an opening marker
 		}
 	}
 	if open {
-		end := strings.Index(t, "</think>")
+		end, n := chat.ThinkClose(t)
 		if end < 0 {
 			if done {
 				return strings.TrimSpace(t), "", false
 			}
-			return strings.TrimSpace(holdBack(t, "</think>")), "", true
+			for _, m := range chat.ThinkMarkers {
+				t = holdBack(t, m[1])
+			}
+			return strings.TrimSpace(t), "", true
 		}
-		reasoning, t = strings.TrimSpace(t[:end]), strings.TrimLeft(t[end+len("</think>"):], " \n")
+		reasoning, t = strings.TrimSpace(t[:end]), strings.TrimLeft(t[end+n:], " \n")
 	} else {
 		t = text
 	}
 	return reasoning, t, false
+}
+
+// mayOpen reports whether t may still grow into a reasoning block's
+// opening marker.
+func mayOpen(t string) bool {
+	for _, m := range chat.ThinkMarkers {
+		if strings.HasPrefix(m[0], t) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdBack drops a suffix of s that is a prefix of marker.
@@ -66,6 +80,9 @@ func holdBack(s, marker string) string {
 func (st *structured) visible(content string) string {
 	if st.format == "" {
 		return content
+	}
+	if chat.WholeAnswer(st.format) {
+		return ""
 	}
 	trig := chat.ToolTrigger(st.format)
 	if trig == "" { // Llama 3 JSON: a call is the whole answer

@@ -25,6 +25,13 @@ func TestStructuredStream(t *testing.T) {
 		{genParams{toolFormat: "mistral", noParallel: true}, "[TOOL_CALLS][{\"name\":\"f\",\"arguments\":{}},{\"name\":\"g\",\"arguments\":{}}]", "", "", `[{"name":"f","arguments":"{}"}]`},
 		{genParams{toolFormat: "llama3-json"}, `{"name": "f", "parameters": {"a": 1}}`, "", "", `[{"name":"f","arguments":"{\"a\":1}"}]`},
 		{genParams{toolFormat: "hermes"}, "no call <tool_ca", "", "no call <tool_ca", `null`},
+		{genParams{toolFormat: "harmony"}, "<|channel|>analysis<|message|>Look it up.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}",
+			"Look it up.", "", `[{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}]`},
+		{genParams{toolFormat: "harmony"}, "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>It is 4.", "hm", "It is 4.", `null`},
+		{genParams{toolFormat: "kimi-k2"}, "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
+			"", "Checking.", `[{"name":"f","arguments":"{}"}]`},
+		{genParams{think: true}, "[THINK]plan[/THINK]Done.", "plan", "Done.", `null`},
+		{genParams{toolFormat: "seed-xml", think: true}, "<seed:think>plan</seed:think>Done.", "plan", "Done.", `null`},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {

@@ -212,6 +212,22 @@ func (s *Store) Pull(ctx context.Context, ref hub.Ref) (*Model, error) {
 	return s.get(ctx, ref, false)
 }
 
+const indexFile = "model.safetensors.index.json"
+
+// readSmall reads a file of at most max bytes.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return b, err
+}
+
 func (s *Store) get(ctx context.Context, ref hub.Ref, cacheFirst bool) (*Model, error) {
 	var choice *Choice
 	choose := func(files []string) ([]string, error) {
@@ -224,9 +240,28 @@ func (s *Store) get(ctx context.Context, ref hub.Ref, cacheFirst bool) (*Model, 
 	}
 	off := *s.Hub
 	off.Offline = true
+	// In the cache, a checkpoint's index names every shard the model
+	// needs, whichever of them the cache holds.
+	chooseCached := func(files []string) ([]string, error) {
+		if _, err := choose(files); err != nil {
+			return nil, err
+		}
+		if choice.Kind == Checkpoint {
+			if c, err := off.Cached(ref.Repo, ref.Rev()); err == nil && c.Has(indexFile) {
+				b, err := readSmall(c.Path(indexFile), 64<<20)
+				if err == nil {
+					err = choice.IndexedShards(b)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s in the Hugging Face cache: %w", ref, err)
+				}
+			}
+		}
+		return choice.Files, nil
+	}
 	fromCache := func() (*hub.Snapshot, error) {
 		choice = nil
-		snap, err := off.Pull(ctx, ref.Repo, ref.Rev(), choose)
+		snap, err := off.Pull(ctx, ref.Repo, ref.Rev(), chooseCached)
 		if err == nil {
 			s.logf("found %s in the Hugging Face cache %s", ref, s.Hub.Cache)
 		}
@@ -246,6 +281,9 @@ func (s *Store) get(ctx context.Context, ref hub.Ref, cacheFirst bool) (*Model, 
 	case cacheFirst:
 		snap, err = fromCache()
 		if err != nil && errors.As(err, &he) && he.Code == hub.OfflineMissing {
+			if len(he.Missing) > 0 {
+				s.logf("the Hugging Face cache lacks %s of %s: downloading what is missing", strings.Join(he.Missing, ", "), ref)
+			}
 			snap, err = fromHub()
 		}
 	default:

@@ -135,18 +135,49 @@ func TestChooseGGUF(t *testing.T) {
 	if _, err := Choose("org/m-GGUF", files, "Q5_K_S"); err == nil || !strings.Contains(err.Error(), "m-Q8_0.gguf") {
 		t.Errorf("no match: %v, want the files listed", err)
 	}
-	if _, err := Choose("org/m-GGUF", files, "Q6_K"); err == nil || !strings.Contains(err.Error(), "split") {
-		t.Errorf("split: %v", err)
+	// A split set: every file of it, in order, the first to import; the
+	// type from the set's name.
+	c, err := Choose("org/m-GGUF", files, "Q6_K")
+	if err != nil || c.GGUF != "big-Q6_K-00001-of-00002.gguf" || c.Type != "q6_k" ||
+		strings.Join(c.Files, " ") != "big-Q6_K-00001-of-00002.gguf big-Q6_K-00002-of-00002.gguf" {
+		t.Errorf("split: %+v, %v", c, err)
 	}
-	c, _ := Choose("org/m-GGUF", append(files, "m-Q4_0.gguf"), "")
+	// In a subfolder, as llama.cpp finds them, and without a tag; the
+	// sidecar files llama.cpp skips are skipped.
+	sub := []string{"Q8_0/x-Q8_0-00002-of-00003.gguf", "Q8_0/x-Q8_0-00001-of-00003.gguf", "Q8_0/x-Q8_0-00003-of-00003.gguf",
+		"mtp-x-Q4_0.gguf", "x-eagle3-Q4_0.gguf", "README.md"}
+	c, err = Choose("org/x-GGUF", sub, "")
+	if err != nil || c.GGUF != "Q8_0/x-Q8_0-00001-of-00003.gguf" || len(c.Files) != 3 || c.Files[2] != "Q8_0/x-Q8_0-00003-of-00003.gguf" || c.Type != "q8_0" {
+		t.Errorf("subfolder split set: %+v, %v", c, err)
+	}
+	if c == nil || !strings.Contains(c.Note, "split into 3 files") {
+		t.Errorf("note %q does not say the set was chosen", c.Note)
+	}
+	// A set the listing holds only part of: the others by name (hub.Pull
+	// says the repo, or offline the cache, lacks them).
+	c, err = Choose("org/x-GGUF", []string{"x-Q8_0-00001-of-00004.gguf", "x-Q8_0-00003-of-00004.gguf"}, "q8_0")
+	if err != nil || strings.Join(c.Files, " ") != "x-Q8_0-00001-of-00004.gguf x-Q8_0-00002-of-00004.gguf x-Q8_0-00003-of-00004.gguf x-Q8_0-00004-of-00004.gguf" {
+		t.Errorf("partial split set: %+v, %v", c, err)
+	}
+	// A later split alone is no candidate.
+	if _, err := Choose("org/x-GGUF", []string{"x-Q8_0-00002-of-00002.gguf"}, ""); err == nil {
+		t.Error("a second split alone was chosen")
+	}
+	c, _ = Choose("org/m-GGUF", append(files, "m-Q4_0.gguf"), "")
 	if c.GGUF != "m-Q4_0.gguf" {
 		t.Errorf("default with Q4_0 present: %s", c.GGUF)
 	}
-	c, err := Choose("org/ck", []string{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+	c, err = Choose("org/ck", []string{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
 		"model.safetensors.index.json", "consolidated.safetensors", "tokenizer.json", "pytorch_model.bin", "README.md", "chat_template.jinja"}, "")
 	want := "chat_template.jinja config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json tokenizer.json"
 	if err != nil || c.Kind != Checkpoint || strings.Join(c.Files, " ") != want || c.Type != "q8_0" {
 		t.Errorf("checkpoint: %+v, %v; want %s", c, err, want)
+	}
+	// Shard names imply the whole set and its index, listed or not.
+	c, err = Choose("org/ck", []string{"config.json", "model-00003-of-00003.safetensors"}, "")
+	want = "config.json model-00001-of-00003.safetensors model-00002-of-00003.safetensors model-00003-of-00003.safetensors model.safetensors.index.json"
+	if err != nil || strings.Join(c.Files, " ") != want {
+		t.Errorf("shards by name: %+v, %v; want %s", c, err, want)
 	}
 	if _, err := Choose("org/ck", []string{"config.json", "model.safetensors"}, "q5_k"); err == nil {
 		t.Error("tag q5_k accepted for a checkpoint")

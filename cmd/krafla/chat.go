@@ -28,6 +28,8 @@ type chatOptions struct {
 	N            int
 	Verbose      bool
 	NoHuge       bool
+	Schema       string // --json-schema FILE
+	Grammar      string // --grammar FILE (GBNF)
 	Sampling     infer.SamplerOptions
 }
 
@@ -57,7 +59,8 @@ scripted.`,
 		Example: `  krafla chat qwen.mlb
   krafla chat llama.mlb --system "Answer in one sentence." --temp 0.6
   krafla chat model.mlb -t model.mlt --template chat_template.jinja
-  printf 'Hello\nWhat did I just say?\n' | krafla chat qwen.mlb --temp 0`,
+  printf 'Hello\nWhat did I just say?\n' | krafla chat qwen.mlb --temp 0
+  krafla chat qwen.mlb --json-schema answer.schema.json   # every answer is JSON valid against it`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.N < -1 {
@@ -85,6 +88,8 @@ scripted.`,
 	f.IntVarP(&o.N, "max-tokens", "n", -1, "tokens per answer at most (-1: until a stop token or a full context)")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print each answer's prefill (new and cached tokens) and generation speed to stderr")
 	f.BoolVar(&o.NoHuge, "no-huge-pages", false, "repack the weights into ordinary memory instead of huge pages")
+	f.StringVar(&o.Schema, "json-schema", "", "constrain every answer to JSON valid against the JSON Schema in FILE")
+	f.StringVar(&o.Grammar, "grammar", "", "constrain every answer to the GBNF grammar (llama.cpp syntax) in FILE")
 	bindSampling(c, &o.Sampling)
 	return c
 }
@@ -118,7 +123,11 @@ func runChat(ctx context.Context, path string, o chatOptions, in io.Reader, out,
 	if o.Verbose {
 		cacheLine(errOut, s)
 	}
-	conv := chat.NewConversation(chat.Options{Template: tmpl, Tokenizer: tok, Session: s, Sampling: o.Sampling, MaxTokens: o.N})
+	mk, err := constraintMaker(o.Schema, o.Grammar, tok, tmpl.StopIDs())
+	if err != nil {
+		return err
+	}
+	conv := chat.NewConversation(chat.Options{Template: tmpl, Tokenizer: tok, Session: s, Sampling: o.Sampling, MaxTokens: o.N, Constraint: mk})
 	conv.System = o.System
 	r := &chat.REPL{Conv: conv, Out: out, Info: errOut, Verbose: o.Verbose}
 

@@ -36,6 +36,16 @@ func (c *grammarConstraint) Done() bool           { return c.st.Done() }
 // loadConstraint compiles --json-schema or --grammar (nil when neither);
 // stops end the output where it is complete.
 func loadConstraint(schema, gbnf string, tok *mlt.Tokenizer, stops []int) (infer.Constraint, error) {
+	mk, err := constraintMaker(schema, gbnf, tok, stops)
+	if mk == nil || err != nil {
+		return nil, err
+	}
+	return mk(), nil
+}
+
+// constraintMaker compiles --json-schema or --grammar once and returns what
+// makes a fresh constraint for each output (nil when neither is given).
+func constraintMaker(schema, gbnf string, tok *mlt.Tokenizer, stops []int) (func() infer.Constraint, error) {
 	if schema == "" && gbnf == "" {
 		return nil, nil
 	}
@@ -71,5 +81,7 @@ func loadConstraint(schema, gbnf string, tok *mlt.Tokenizer, stops []int) (infer
 	if err != nil {
 		return nil, err
 	}
-	return &grammarConstraint{st: g.NewState(), v: v, mask: make([]uint64, v.Words())}, nil
+	return func() infer.Constraint {
+		return &grammarConstraint{st: g.NewState(), v: v, mask: make([]uint64, v.Words())}
+	}, nil
 }

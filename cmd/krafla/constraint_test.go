@@ -45,3 +45,33 @@ func TestRunConstrained(t *testing.T) {
 		t.Errorf("bad grammar: %v", err)
 	}
 }
+
+// TestChatConstrained: chat --json-schema makes every answer of a piped
+// conversation (a fresh grammar each turn) JSON valid against the schema,
+// checked by hand.
+func TestChatConstrained(t *testing.T) {
+	model := chatTestModel(t, chatMLJinja)
+	schema := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`), 0o644)
+	out, errOut, err := runCLIIn("Hello\nAgain\nThird\n", "chat", model, "--threads", "1", "-n", "400", "--temp", "1", "--seed", "2", "--json-schema", schema)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	// The answers, one after another (the grammar lets the model indent).
+	d := json.NewDecoder(strings.NewReader(out))
+	for i := range 3 {
+		var v map[string]any
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("answer %d of %q is not JSON: %v", i, out, err)
+		}
+		if _, ok := v["ok"].(bool); !ok || len(v) != 1 {
+			t.Errorf("answer %d %v does not match the schema", i, v)
+		}
+	}
+	if d.More() {
+		t.Errorf("%q: more than three answers", out)
+	}
+	if _, _, err := runCLIIn("Hi\n", "chat", model, "--json-schema", schema, "--grammar", schema); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("both flags: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krafla/krafla/convert"
+	"github.com/krafla/krafla/gguf"
 	"github.com/krafla/krafla/quantize"
 )
 
@@ -63,7 +64,9 @@ and Q5_K_M files hold) are dequantized exactly as ggml does and requantized,
 and a line names the tensors that lost precision; IQ and other types are
 refused by name. Without --type each class of matrices keeps Q4_0 if the file
 has it 4-bit throughout, else Q8_0. The tokenizer (tokenizer.ggml.*) and chat
-template become the .mlt.
+template become the .mlt. A split set (llama.cpp's gguf-split:
+NAME-00001-of-0000N.gguf and on) is given by its first file; the others are
+found beside it, and a missing or inconsistent one is named.
 
 Matrix classes for --q8: tok_emb, wcls, wqk (wq, wk, wg, lqkv), wv (wv, lz),
 wo (wo, lout), w13 (w1, w3), w2.
@@ -82,6 +85,7 @@ the reason.`,
   krafla convert ./Qwen3-0.6B -o qwen3.mlb --type q4_0 --q8 tok_emb,w2
   krafla convert ./gemma-3-1b-it -o gemma.mlb --type q4_0 --imatrix gemma.imatrix --f16-scales
   krafla convert qwen2.5-0.5b-instruct-q8_0.gguf -o qwen.mlb      # GGUF: Q8_0 copied bit for bit
+  krafla convert Qwen3-8B-Q8_0-00001-of-00002.gguf -o qwen3.mlb  # a split set: give the first file
   krafla convert ./stories260K -o s.mlb --type q4_0 --report       # per-matrix error, worst first
   krafla convert ./stories260K -o s.mlb --json | jq '.quantization[0]'`,
 		Args: exactArgs(1),
@@ -156,7 +160,11 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 		if err != nil {
 			return err
 		}
-		opt.Out = filepath.Base(abs) + ".mlb"
+		base := filepath.Base(abs)
+		if prefix, _, _, ok := gguf.SplitName(base); ok {
+			base = prefix + ".gguf" // the set's name, not its first file's
+		}
+		opt.Out = base + ".mlb"
 	}
 	// A bad output path fails now, not after the whole model is converted.
 	if err := checkOutputPath("-o", opt.Out); err != nil {

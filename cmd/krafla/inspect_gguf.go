@@ -113,6 +113,10 @@ func inspectGGUF(path string, opt inspectOptions, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s: valid GGUF file (version %d), %s, %d tensors, %d parameters\n",
 		path, r.Version, arch, r.Totals.Tensors, r.Totals.Parameters)
+	if n, _ := f.Uint(gguf.KeySplitCount); n > 1 {
+		no, _ := f.Uint(gguf.KeySplitNo)
+		fmt.Fprintf(out, "split %d of %d of a set (llama.cpp's gguf-split): this file's tensors only; krafla convert reads the whole set from the first file\n", no+1, n)
+	}
 	var rows [][]string
 	for _, kv := range r.Metadata {
 		rows = append(rows, []string{kv.Key, kv.Type, ggufCell(kv)})

@@ -31,8 +31,9 @@ const nameHelp = `Names: ORG/NAME[:TAG][@REVISION]
   ORG/NAME      a Hugging Face repo, e.g. HuggingFaceTB/SmolLM2-135M-Instruct
   :TAG          a safetensors checkpoint: the type it is converted to, q8_0
                 (default) or q4_0 (best fit); a -GGUF repo: the file, chosen
-                as llama.cpp's -hf does (Q4_K_M picks *Q4_K_M.gguf; without a
-                tag Q4_0, then Q8_0, then Q4_K_M, then the first .gguf)
+                as llama.cpp's -hf does (Q4_K_M picks *Q4_K_M.gguf, or the
+                split set *Q4_K_M-00001-of-0000N.gguf with all its files;
+                without a tag Q4_0, then Q8_0, then Q4_K_M, then the first)
   @REVISION     a branch, tag or commit (default main)
 
 A name resolves to the model store ($KRAFLA_HOME/models, default
@@ -49,7 +50,7 @@ Environment (as huggingface_hub reads it):
   HF_HUB_CACHE    the cache, default $HF_HOME/hub
   HF_HUB_OFFLINE  1: never touch the network; say what is missing
   HTTPS_PROXY, NO_PROXY   proxies
-  KRAFLA_HOME     the store's parent folder`
+  KRAFLA_HOME     the store's parent folder (else $XDG_DATA_HOME/krafla)`
 
 // newStore is the store and hub client configured from the environment;
 // progress goes to errw (bars only when it is a terminal).
@@ -127,7 +128,11 @@ the Hugging Face cache, laid out as huggingface_hub lays it out, then converts
 it into the model store. A safetensors checkpoint: config.json, the tokenizer
 and chat template files, the safetensors shards and their index, nothing
 else (a repo with only PyTorch pickle weights is refused before anything is
-downloaded). A -GGUF repo: the one file the tag chooses.
+downloaded). A -GGUF repo: the one file the tag chooses, or every file of a
+split set (NAME-00001-of-0000N.gguf and on, as llama.cpp's gguf-split writes
+them). Files the cache already holds (another tool's, or an interrupted
+download's finished shards) are used as they are; only the missing ones are
+downloaded.
 
 Downloads resume: an interrupted or killed pull keeps blobs/ETAG.incomplete
 and the next pull continues it with a Range request. Every file's sha256 (or

@@ -42,7 +42,7 @@ func TestServeCommand(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runServe(ctx, model, serveOptions{modelOptions: modelOptions{Threads: 1, Ctx: 64}, Host: "127.0.0.1", Port: 0,
-			Parallel: 2, Queue: 4, Name: "tiny", Timeout: time.Minute, Grace: time.Second, NoHuge: true}, w)
+			Parallel: 2, Queue: 4, Name: "tiny", Timeout: time.Minute, Grace: time.Second, NoHuge: true}, "127.0.0.1:0", false, w)
 	}()
 	var line string
 	select {
@@ -106,7 +106,11 @@ func serveLog(t *testing.T, model string, args ...string) (string, error) {
 
 func TestServeUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"serve"},
+		{"serve", "a.mlb", "b.mlb"},
+		{"serve", "--models", "/nonexistent-krafla-dir"},
+		{"serve", "m.mlb", "--models", "."},
+		{"serve", "m.mlb", "--max-loaded", "2"},
+		{"serve", "--name", "x"},
 		{"serve", "m.mlb", "--parallel", "0"},
 		{"serve", "m.mlb", "--port", "70000"},
 	} {

@@ -55,6 +55,7 @@ type Hub struct {
 
 	CutAfter    int64         // CDN: abort the connection after this many body bytes (0: never)
 	Cuts        int           // how many responses to cut (each cut decrements)
+	CutBlob     string        // with CutAfter: cut only the blob of this sha256 ("" = any)
 	Corrupt     bool          // CDN: flip one byte of every body
 	IgnoreRange bool          // CDN: answer 200 with the whole file to a Range request
 	Refuse416   int           // CDN: answer 416 to this many Range requests
@@ -299,7 +300,7 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	}
 	corrupt, slow := h.Corrupt, h.Slow
 	var cut int64
-	if h.CutAfter > 0 && h.Cuts > 0 {
+	if h.CutAfter > 0 && h.Cuts > 0 && (h.CutBlob == "" || h.CutBlob == sum) {
 		h.Cuts--
 		cut = h.CutAfter
 	}
