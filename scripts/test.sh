@@ -10,11 +10,6 @@ go mod download
 if command -v npm >/dev/null; then
   (cd hub/testdata/hfjs && npm install --no-audit --no-fund --silent) || echo "test.sh: npm install failed; hub's TestHFJS will skip" >&2
 fi
-# serve: the official openai client (npm) drives the agent endpoints in TestOpenAIClient; skipped without npm.
-if command -v npm >/dev/null; then
-  (cd serve/testdata/openai && npm install --no-audit --no-fund --silent >/dev/null) ||
-    echo "test.sh: npm install of openai failed; serve's TestOpenAIClient will skip" >&2
-fi
 # grammar: ajv (npm) validates constrained outputs in TestAjv; skipped without npm.
 if command -v npm >/dev/null; then
   (cd grammar/testdata/ajv && npm install --no-audit --no-fund --silent >/dev/null) ||
@@ -49,7 +44,7 @@ if [ -z "${KRAFLA_OPENAI:-}" ] && [ "${KRAFLA_NO_NPM:-}" != 1 ] && command -v no
 	if ! [ -f "$oai/node_modules/openai/package.json" ]; then
 		mkdir -p "$oai"
 		(cd "$oai" && npm init -y >/dev/null && npm install --no-audit --no-fund --ignore-scripts openai@7.59.0 >/dev/null) ||
-			echo "test.sh: npm install openai@7.59.0 failed: TestOpenAIClientEmbeddings will skip" >&2
+			echo "test.sh: npm install openai@7.59.0 failed: TestOpenAIClientEmbeddings and TestOpenAIClient will skip" >&2
 	fi
 	[ -f "$oai/node_modules/openai/package.json" ] && export KRAFLA_OPENAI=$oai
 fi

@@ -2,31 +2,29 @@ package serve
 
 import (
 	"encoding/json"
+	"github.com/krafla/krafla/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// TestOpenAIClient: the official openai npm client (7.59.0; scripts/test.sh
-// installs it into testdata/openai, the test skips without node or that
-// install) drives the server as agent apps do: chat.completions.parse()
+// TestOpenAIClient: the official openai npm client (testenv.OpenAI: the
+// version scripts/test.sh installs; the test skips without node or it) drives the server as agent apps do: chat.completions.parse()
 // with a strict json_schema, .stream() with a required tool call,
 // runTools() with a named tool and the tool's result sent back. The tiny
 // random-weight model answers; what the client parsed is checked by hand.
 func TestOpenAIClient(t *testing.T) {
-	node, err := exec.LookPath("node")
+	dir := testenv.OpenAI(t)
+	script, err := os.ReadFile(filepath.Join("testdata", "openai_agents.mjs"))
 	if err != nil {
-		t.Skip("node not found")
-	}
-	dir, _ := filepath.Abs(filepath.Join("testdata", "openai"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
-		t.Skip("openai not installed: (cd serve/testdata/openai && npm install), as scripts/test.sh does")
+		t.Fatal(err)
 	}
 	tpl := filepath.Join(t.TempDir(), "hermes.jinja")
 	os.WriteFile(tpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if tools %}Tools: call them as <tool_call>{json}</tool_call>\n{% endif %}<|im_start|>assistant\n"), 0o644)
 	_, url := startServer(t, Config{TemplateFile: tpl})
-	cmd := exec.Command(node, filepath.Join(dir, "agents.mjs"), url+"/v1", "tiny")
+	cmd := exec.Command("node", "--input-type=module", "-e", string(script), "--", url+"/v1", "tiny")
+	cmd.Dir = dir // where "openai" resolves
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

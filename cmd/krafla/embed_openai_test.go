@@ -9,46 +9,22 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/krafla/krafla/convert"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/internal/testenv"
 	"github.com/krafla/krafla/mlt"
 	"github.com/krafla/krafla/serve"
 )
-
-// openaiVersion is the official openai npm client scripts/test.sh installs
-// into the cache folder (KRAFLA_OPENAI).
-const openaiVersion = "7.59.0"
-
-// openaiDir finds the installed client: $KRAFLA_OPENAI, else the cache
-// folder scripts/test.sh fills; the test skips without it or node.
-func openaiDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("KRAFLA_OPENAI")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err == nil {
-			dir = filepath.Join(cache, "krafla", "openai-"+openaiVersion)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
-		t.Skipf("the openai npm client is not installed (scripts/test.sh installs openai@%s; or set KRAFLA_OPENAI): %v", openaiVersion, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
-	}
-	return dir
-}
 
 // TestOpenAIClientEmbeddings: the official openai client's
 // embeddings.create() (which asks for base64 unless told otherwise) gets
 // from krafla serve exactly the vectors krafla embed prints.
 func TestOpenAIClientEmbeddings(t *testing.T) {
-	dir := openaiDir(t)
+	dir := testenv.OpenAI(t)
 	path := embedModel(t)
 	m, err := infer.Open(path)
 	if err != nil {

@@ -4,6 +4,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -89,4 +90,28 @@ func Model(t testing.TB, name string) string {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// OpenAIVersion is the official openai npm client scripts/test.sh installs
+// into the cache folder (KRAFLA_OPENAI).
+const OpenAIVersion = "7.59.0"
+
+// OpenAI finds the installed openai client's folder: $KRAFLA_OPENAI, else
+// the cache folder scripts/test.sh fills; the test skips without it or node.
+// Scripts run with that folder as their working directory resolve "openai".
+func OpenAI(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("KRAFLA_OPENAI")
+	if dir == "" {
+		if cache, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(cache, "krafla", "openai-"+OpenAIVersion)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
+		t.Skipf("the openai npm client is not installed (scripts/test.sh installs openai@%s; or set KRAFLA_OPENAI): %v", OpenAIVersion, err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	return dir
 }

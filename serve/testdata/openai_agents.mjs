@@ -4,7 +4,7 @@
 // tool's result back as a role "tool" message. Prints one JSON report.
 import OpenAI from "openai";
 
-const [url, model] = process.argv.slice(2);
+const [url, model] = process.argv.slice(-2); // node -e: no script path in argv
 const client = new OpenAI({ baseURL: url, apiKey: "none" });
 const report = {};
 
