@@ -41,6 +41,10 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 	case 3:
 		s := map[string]any{"type": "number"}
 		lo, hi := bnd(), bnd()
+		if r.IntN(2) == 0 { // fractional bounds
+			lo = json.Number(fmt.Sprintf("%.2f", float64(r.IntN(4000)-2000)/100))
+			hi = json.Number(fmt.Sprintf("%.3f", float64(r.IntN(4000)-2000)/100+float64(r.IntN(10))/1000))
+		}
 		if mustF(lo) >= mustF(hi) {
 			lo, hi = hi, json.Number(fmt.Sprint(mustF(lo)+1))
 		}
