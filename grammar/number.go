@@ -567,32 +567,81 @@ func (c *schemaCompiler) pattern(p string) ([]sym, error) {
 		return nil, err
 	}
 	re = re.Simplify()
-	var parts []*syntax.Regexp
-	if re.Op == syntax.OpConcat {
-		parts = re.Sub
-	} else {
-		parts = []*syntax.Regexp{re}
-	}
 	any := one(c.b.star(one(c.strChar())))
-	var pre, post []sym = any, any
-	if len(parts) > 0 && parts[0].Op == syntax.OpBeginText {
-		pre, parts = nil, parts[1:]
-	}
-	if n := len(parts); n > 0 && parts[n-1].Op == syntax.OpEndText {
-		post, parts = nil, parts[:n-1]
-	}
-	var body []sym
-	for _, s := range parts {
-		x, err := c.re(s, 0)
-		if err != nil {
-			return nil, err
+	var alts [][]sym
+	for _, a := range anchorSplit(re, 0) {
+		var pre, post []sym = any, any
+		if a.start {
+			pre = nil
 		}
-		body = append(body, x...)
+		if a.end {
+			post = nil
+		}
+		var body []sym
+		for _, s := range a.body {
+			x, err := c.re(s, 0)
+			if err != nil {
+				return nil, err
+			}
+			body = append(body, x...)
+		}
+		alts = append(alts, cat(pre, body, post))
 	}
 	if c.b.err != nil {
 		return nil, c.b.err
 	}
-	return cat(pre, body, post), nil
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return one(c.b.alt("pattern", alts...)), nil
+}
+
+// anchored is one alternative of a pattern: its body, anchored at the
+// start and/or end of the string or not.
+type anchored struct {
+	start, end bool
+	body       []*syntax.Regexp
+}
+
+// anchorSplit lifts ^ and $ (\A, \z) out of a pattern: at its ends, at the
+// ends of top-level alternatives and groups (^a$|^b$, (^a), ^(a$|b$)).
+// Anchors elsewhere stay in the body, where re refuses them.
+func anchorSplit(r *syntax.Regexp, depth int) []anchored {
+	if depth > 100 {
+		return []anchored{{body: []*syntax.Regexp{r}}}
+	}
+	switch r.Op {
+	case syntax.OpBeginText:
+		return []anchored{{start: true}}
+	case syntax.OpEndText:
+		return []anchored{{end: true}}
+	case syntax.OpCapture:
+		return anchorSplit(r.Sub[0], depth+1)
+	case syntax.OpAlternate:
+		var out []anchored
+		for _, s := range r.Sub {
+			out = append(out, anchorSplit(s, depth+1)...)
+		}
+		return out
+	case syntax.OpConcat:
+		items := r.Sub
+		var start, end bool
+		for len(items) > 0 && items[0].Op == syntax.OpBeginText {
+			start, items = true, items[1:]
+		}
+		for n := len(items); n > 0 && items[n-1].Op == syntax.OpEndText; n = len(items) {
+			end, items = true, items[:n-1]
+		}
+		if len(items) == 1 && (items[0].Op == syntax.OpCapture || items[0].Op == syntax.OpAlternate) {
+			var out []anchored
+			for _, a := range anchorSplit(items[0], depth+1) {
+				out = append(out, anchored{start || a.start, end || a.end, a.body})
+			}
+			return out
+		}
+		return []anchored{{start, end, items}}
+	}
+	return []anchored{{body: []*syntax.Regexp{r}}}
 }
 
 func (c *schemaCompiler) re(r *syntax.Regexp, depth int) ([]sym, error) {

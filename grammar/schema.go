@@ -485,22 +485,17 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 		return c.fail(path, "", "must be a non-empty array of schemas")
 	}
 	if one_ {
-		// oneOf is exact only when no value can match two branches: refuse
-		// branches whose types overlap.
-		var sets []map[string]bool
-		for i, e := range list.vals {
-			set, ok := c.branchTypes(e, fmt.Sprint(path, "/", i))
-			if !ok {
-				return nil
-			}
-			for j, prev := range sets {
-				for t := range set {
-					if prev[t] || (t == "integer" && prev["number"]) || (t == "number" && prev["integer"]) {
-						return c.fail(path, "oneOf", "branches %d and %d may both match a %s (only branches of different types are supported; use anyOf)", j, i, t)
+		// oneOf is exact only when no output of a branch matches another:
+		// refuse branches that are not provably disjoint.
+		for i := range list.vals {
+			for j := 0; j < i; j++ {
+				if !c.disjoint(list.vals[j], list.vals[i], 0) {
+					if c.err != nil {
+						return nil
 					}
+					return c.fail(path, "oneOf", "branches %d and %d may both match one value (oneOf is supported where branches are provably disjoint: different types, different const/enum values, a required property with disjoint schemas, disjoint number ranges; use anyOf)", j, i)
 				}
 			}
-			sets = append(sets, set)
 		}
 	}
 	var alts [][]sym
@@ -511,42 +506,6 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 		return nil
 	}
 	return one(c.b.alt("anyOf", alts...))
-}
-
-func (c *schemaCompiler) branchTypes(e *jv, path string) (map[string]bool, bool) {
-	e, path = c.deref(e, path)
-	if c.err != nil {
-		return nil, false
-	}
-	set := map[string]bool{}
-	if e.kind == 'o' && (e.get("enum") != nil || e.get("const") != nil) {
-		vals := []*jv{e.get("const")}
-		if en := e.get("enum"); en != nil {
-			vals = en.vals
-		}
-		for _, v := range vals {
-			if v != nil {
-				set[v.typeName()] = true
-			}
-		}
-		return set, true
-	}
-	if e.kind != 'o' || e.get("anyOf") != nil || e.get("oneOf") != nil || e.get("allOf") != nil {
-		c.fail(path, "oneOf", "a branch must have a type, enum or const")
-		return nil, false
-	}
-	ts, ok := c.types(e, path)
-	if !ok {
-		return nil, false
-	}
-	if e.get("type") == nil && len(ts) == len(allTypes) {
-		c.fail(path, "oneOf", "a branch must have a type, enum or const")
-		return nil, false
-	}
-	for _, t := range ts {
-		set[t] = true
-	}
-	return set, true
 }
 
 func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string) []sym {
