@@ -120,16 +120,42 @@ func CompileCalls(open string, calls []Call, sep string, max int, close string) 
 		if c.err != nil {
 			return nil, c.err
 		}
-		alts = append(alts, cat(lit(call.Prefix), one(c.ws()), body, one(c.ws()), lit(call.Suffix)))
+		alts = append(alts, cat(c.marker(call.Prefix), one(c.ws()), body, one(c.ws()), c.marker(call.Suffix)))
 	}
 	top := c.b.newRule("root")
 	item := one(c.b.alt("call", alts...))
-	c.b.setRule(top, cat(lit(open), item, c.b.rep(cat(lit(sep), item), 0, max-1), lit(close)))
+	c.b.setRule(top, cat(c.marker(open), item, c.b.rep(cat(c.marker(sep), item), 0, max-1), c.marker(close)))
 	g, err := c.b.build(top)
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error()}
 	}
 	return g, nil
+}
+
+// marker: literal text s in which any substring may also come as one
+// special token of that text (see NewVocab): byte by byte, or a marker
+// byte, the substring, a marker byte. R(j) reads s[j:], E(j) is inside a
+// special token at s[j].
+func (c *schemaCompiler) marker(s string) []sym {
+	if s == "" {
+		return nil
+	}
+	b := c.b
+	n := len(s)
+	r := make([]sym, n+1)
+	e := make([]sym, n)
+	var rest []sym // R(n): nothing left
+	for j := n - 1; j >= 0; j-- {
+		ch := lit(s[j : j+1])
+		if j == n-1 {
+			e[j] = b.alt("special", cat(ch, lit("\xff"), rest))
+		} else {
+			e[j] = b.alt("special", cat(ch, lit("\xff"), rest), cat(ch, one(e[j+1])))
+		}
+		r[j] = b.alt("literal", cat(ch, rest), cat(lit("\xff"), one(e[j])))
+		rest = one(r[j])
+	}
+	return rest
 }
 
 // CompileJSONObject compiles OpenAI's json_object: any JSON object (nesting
