@@ -17,6 +17,8 @@
 # with llama2's 32k vocabulary (Q8_0: a cheap forward, so the grammar's share
 # shows), llama-3.2-1b's shape with llama3's 128k (Q4_0), and smollm2-135m's
 # shape (Q4_0, krafla bench only: no tokenizer of its 49k vocabulary here).
+# PARTS="mask bench krafla llama" and MODELS="s135 s15 l1b" pick what runs
+# (default: all).
 # The mask alone at 32k, 128k, 151k, 200k and 262k: go test ./grammar -bench
 # Generate (thread CPU time per token over random-weight generations).
 set -euo pipefail
@@ -27,6 +29,7 @@ LLAMA=${LLAMA:-$HOME/.cache/krafla/bench/llama/build/bin}
 W=${1:-/tmp/krafla-bench-grammar}
 N=${N:-64}      # tokens per measured run
 REPS=${REPS:-3} # runs of each kind (the median is reported)
+PARTS=${PARTS:-"mask bench krafla llama"} # what to measure
 mkdir -p "$W"
 [ -d "$SHARED/tokenizers/llama2" ] || { echo "bench-grammar: $SHARED/tokenizers not found (set KRAFLA_SHARED)" >&2; exit 1; }
 
@@ -52,15 +55,18 @@ cat >"$W/schema.json" <<'EOF'
 EOF
 
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== mask alone (go test ./grammar -bench Generate -benchtime 10x)"
-go test ./grammar -run XXX -bench Generate -benchtime 10x | grep Benchmark
+if [[ $PARTS == *mask* ]]; then
+	echo "== mask alone (go test ./grammar -bench Generate -benchtime 10x)"
+	go test ./grammar -run XXX -bench Generate -benchtime 10x | grep Benchmark
+fi
+if [[ $PARTS == *bench* ]]; then
+	echo "== the 135M shape's generation (krafla bench, 1 thread; wall time)"
+	"$K" bench "$W/s135.mlb" -p 0 -n 64 --threads 1 -r "$REPS"
+fi
 
-echo "== the 135M shape's generation (krafla bench, 1 thread)"
-"$K" bench "$W/s135.mlb" -p 0 -n 64 --threads 1 -r "$REPS"
-
-python3 - "$W" "$N" "$REPS" "$LLAMA" <<'EOF'
-import json, os, statistics, subprocess, sys, time, urllib.request
-W, N, REPS, LLAMA = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+python3 - "$W" "$N" "$REPS" "$LLAMA" "$PARTS" <<'EOF'
+import json, os, statistics, subprocess, sys, time, urllib.error, urllib.request
+W, N, REPS, LLAMA, PARTS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 K, schema = W + "/krafla", open(W + "/schema.json").read()
 prompt = "Describe a pet as JSON:"
 
@@ -89,27 +95,42 @@ def llama(port, pid, n, grammar, seed):
     if grammar:
         body["json_schema"] = json.loads(schema)
     c0 = tasks_cpu(pid)
-    r = urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/completion",
-        data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}), timeout=600)
+    try:
+        r = urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/completion",
+            data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}), timeout=600)
+    except urllib.error.HTTPError as e:  # llama-server sometimes fails to parse a random model's output
+        print("  llama-server: %s" % e.read()[:200], file=sys.stderr)
+        return None
     out = json.loads(r.read())
     return tasks_cpu(pid) - c0, out["tokens_predicted"]
 
 def per_token(run):  # CPU per token beyond the first, median over REPS pairs
     xs = []
     for s in range(REPS):
-        c1, k1 = run(1, s)
-        cn, kn = run(N, s)
+        a, b = run(1, s), run(N, s)
+        if a is None or b is None:
+            continue
+        (c1, k1), (cn, kn) = a, b
         if kn > k1:
             xs.append((cn - c1) / (kn - k1))
+        print("  run %d: -n 1: %.3f s CPU, %d tokens; -n %d: %.3f s CPU, %d tokens" % (s, c1, k1, N, cn, kn), file=sys.stderr)
     return statistics.median(xs) * 1e3 if xs else float("nan")
 
 rows = []
-for model, vocab in [("s15", "llama2 32k"), ("l1b", "llama3 128k")]:
-    kp = per_token(lambda n, s: krafla(model, n, False, s))
-    kg = per_token(lambda n, s: krafla(model, n, True, s))
-    row = [model, vocab, kp, kg]
+nan = float("nan")
+for model, vocab in [("s135", "synthetic 49k (token time only)"), ("s15", "llama2 32k"), ("l1b", "llama3 128k")]:
+    if model not in os.environ.get("MODELS", "s135 s15 l1b").split():
+        continue
+    row = [model, vocab, nan, nan, nan, nan]
+    print("== %s" % model, file=sys.stderr)
+    if "krafla" in PARTS:
+        row[2] = per_token(lambda n, s: krafla(model, n, False, s))
+        if model != "s135":
+            row[3] = per_token(lambda n, s: krafla(model, n, True, s))
     srv = os.path.join(LLAMA, "llama-server")
-    if os.path.exists(srv):
+    if "llama" in PARTS and model != "s135" and not os.path.exists(srv):
+        print("bench-grammar: %s not found: no llama.cpp rows" % srv, file=sys.stderr)
+    if "llama" in PARTS and model != "s135" and os.path.exists(srv):
         port = 18181
         p = subprocess.Popen([srv, "-m", f"{W}/{model}.gguf", "-t", "1", "-tb", "1", "-c", "1024", "-np", "1",
                               "--port", str(port), "--no-webui"], stdout=subprocess.DEVNULL, stderr=open(f"{W}/llama-{model}.log", "w"))
@@ -120,9 +141,8 @@ for model, vocab in [("s15", "llama2 32k"), ("l1b", "llama3 128k")]:
                         break
                 except Exception:
                     time.sleep(0.5)
-            lp = per_token(lambda n, s: llama(port, p.pid, n, False, s))
-            lg = per_token(lambda n, s: llama(port, p.pid, n, True, s))
-            row += [lp, lg]
+            row[4] = per_token(lambda n, s: llama(port, p.pid, n, False, s))
+            row[5] = per_token(lambda n, s: llama(port, p.pid, n, True, s))
         finally:
             p.terminate()
             p.wait()
@@ -132,6 +152,6 @@ print("== CPU ms per generated token (1 thread), median of %d; grammar = the sam
 print("| model | vocabulary | krafla | krafla + grammar | llama.cpp | llama.cpp + grammar |")
 print("|---|---|---|---|---|---|")
 for r in rows:
-    cells = ["%.2f" % x for x in r[2:]] + ["—"] * (6 - len(r))
+    cells = ["—" if x != x else "%.2f" % x for x in r[2:]]
     print("| %s | %s | %s |" % (r[0], r[1], " | ".join(cells)))
 EOF
