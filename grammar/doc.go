@@ -6,8 +6,11 @@
 // Everything is bytes: code-point classes are compiled to UTF-8 byte
 // sequences, so a character split across two tokens is followed byte by
 // byte, byte-fallback tokens (<0x41>) are just one-byte tokens, and special
-// tokens never match (they are outside the byte trie; only the Vocab's stop
-// tokens are allowed, and only where the output is complete).
+// tokens never match inside an output (only the Vocab's stop tokens are
+// allowed, and only where the output is complete), except a special token
+// given its text where a call's literal reads that text (gpt-oss's
+// <|channel|>): the trie holds it between 0xFF bytes, which no UTF-8 text
+// holds and only CompileCalls' literals accept.
 //
 // Speed: the parse state is a set of stacks (as llama.cpp's grammar), but the
 // sets are interned into a lazily built DFA whose transitions are cached per

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -372,8 +373,17 @@ func (s *State) Accepting() bool { return s.d.accept }
 func (s *State) Done() bool { return s.d.accept && len(s.d.terms) == 0 }
 
 // Accept advances s over the bytes b (a token's bytes); on a byte the
-// grammar does not allow it returns an error and leaves s unchanged.
+// grammar does not allow it returns an error and leaves s unchanged. The
+// byte 0xFF (never in UTF-8 text) is refused: it brackets special tokens
+// inside a Vocab (AcceptToken).
 func (s *State) Accept(b []byte) error {
+	if i := bytes.IndexByte(b, markerByte); i >= 0 {
+		return fmt.Errorf("grammar: byte 0xff at output offset %d is not allowed (not UTF-8 text)", s.off+i)
+	}
+	return s.accept(b)
+}
+
+func (s *State) accept(b []byte) error {
 	g := s.g
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -11,7 +11,8 @@ import (
 func FuzzSchema(f *testing.F) {
 	for _, s := range []string{`{"type":"integer","minimum":-3,"maximum":1000}`, `{"type":"string","pattern":"^a(b|c)*$"}`,
 		`{"type":"object","properties":{"a":{"$ref":"#"}}}`, `{"type":"array","prefixItems":[{"enum":[1,"x"]}],"maxItems":3}`,
-		`{"anyOf":[{"type":"number","exclusiveMinimum":0},{"format":"date-time"}]}`, `true`, `{"type":["null","boolean"]}`} {
+		`{"anyOf":[{"type":"number","exclusiveMinimum":0},{"format":"date-time"}]}`, `true`, `{"type":["null","boolean"]}`,
+		`{"type":"number","minimum":-1.25,"exclusiveMaximum":3.005}`, `{"oneOf":[{"const":1},{"type":"object","properties":{"k":{"const":"a"}},"required":["k"]},{"type":"number","minimum":2}]}`} {
 		f.Add([]byte(s), []byte(`{"a":[1]}`), uint64(1))
 	}
 	v, toks, stop := testVocab(rand.New(rand.NewPCG(3, 3)))

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,9 @@ func sharedTokenizer(t testing.TB, name string) (*Vocab, [][]byte, []bool, []int
 		base = filepath.Join(filepath.Dir(testenv.RepoRoot(t)), "shared")
 	}
 	p := filepath.Join(base, "tokenizers", name, "tokenizer.json")
+	if strings.Contains(name, "/") { // tokenizers-next/gptoss
+		p = filepath.Join(base, name, "tokenizer.json")
+	}
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s not found", p)
 	}
@@ -152,6 +157,7 @@ func benchVocab(b *testing.B, name string) {
 func BenchmarkMask32k(b *testing.B)  { benchVocab(b, "llama2") }
 func BenchmarkMask128k(b *testing.B) { benchVocab(b, "llama3") }
 func BenchmarkMask151k(b *testing.B) { benchVocab(b, "qwen3") }
+func BenchmarkMask200k(b *testing.B) { benchVocab(b, "tokenizers-next/gptoss") }
 func BenchmarkMask262k(b *testing.B) { benchVocab(b, "gemma3") }
 
 var _ = json.Valid
@@ -161,22 +167,25 @@ var _ = time.Now
 // weight generations of the benchmark schema (fresh grammar each run, so
 // the DFA and mask caches start cold), at 32k, 128k, 151k and 262k tokens.
 func BenchmarkGenerate(b *testing.B) {
-	for _, name := range []string{"llama2", "llama3", "qwen3", "gemma3"} {
-		b.Run(name, func(b *testing.B) {
+	for _, name := range []string{"llama2", "llama3", "qwen3", "tokenizers-next/gptoss", "gemma3"} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
 			v, toks, _, _ := sharedTokenizer(b, name)
 			r := rand.New(rand.NewPCG(4, 4))
 			mask := make([]uint64, v.Words())
-			var spent time.Duration
+			var spent, cpu time.Duration
 			n := 0
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			for b.Loop() {
 				g := mustSchema(b, benchSchema)
 				st := g.NewState()
 				for step := 0; step < 120; step++ {
-					t0 := time.Now()
+					t0, c0 := time.Now(), threadCPU()
 					if err := st.Mask(v, mask); err != nil {
 						b.Fatal(err)
 					}
 					spent += time.Since(t0)
+					cpu += threadCPU() - c0
 					n++
 					best, bl := -1, -1e9
 					for id := range toks {
@@ -193,6 +202,8 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(spent.Microseconds())/float64(n), "µs-mask/token")
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(n), threadCPUName)
+			b.ReportMetric(float64(n)/float64(b.N), "tokens/run")
 		})
 	}
 }

@@ -2,24 +2,131 @@ package grammar
 
 import (
 	"fmt"
-	"math"
 	"regexp/syntax"
 	"strconv"
 	"strings"
 )
 
-const maxBound = 1e15
+const (
+	maxBoundInt  = 1_000_000_000_000_000 // 1e15: bounds beyond ±1e15 are refused
+	maxBoundFrac = 40                    // digits after the point in a bound
+)
+
+// dec is an exact decimal ±ip.fp: fp holds the digits after the point,
+// without trailing zeros; zero is never negative.
+type dec struct {
+	neg bool
+	ip  int64
+	fp  string
+}
+
+// parseDec reads a JSON number exactly (no float rounding: 0.1 is 0.1).
+func parseDec(num string) (dec, error) {
+	s := num
+	var d dec
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > 64 || e < -64 {
+			return dec{}, fmt.Errorf("exponent out of range")
+		}
+		mant, exp = s[:i], e
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	digits := ip + fp
+	point := len(ip) + exp // the point sits after digits[:point]
+	if point < 0 {
+		digits, point = strings.Repeat("0", -point)+digits, 0
+	}
+	if point > len(digits) {
+		digits += strings.Repeat("0", point-len(digits))
+	}
+	is, fs := strings.TrimLeft(digits[:point], "0"), strings.TrimRight(digits[point:], "0")
+	if len(is) > 16 {
+		return dec{}, fmt.Errorf("bounds beyond ±1e15 are not supported")
+	}
+	if len(fs) > maxBoundFrac {
+		return dec{}, fmt.Errorf("bounds with more than %d digits after the point are not supported", maxBoundFrac)
+	}
+	if is != "" {
+		v, err := strconv.ParseInt(is, 10, 64)
+		if err != nil || v > maxBoundInt {
+			return dec{}, fmt.Errorf("bounds beyond ±1e15 are not supported")
+		}
+		d.ip = v
+	}
+	d.fp = fs
+	if d.ip == 0 && d.fp == "" {
+		d.neg = false
+	}
+	return d, nil
+}
+
+func (d dec) negate() dec {
+	if d.ip != 0 || d.fp != "" {
+		d.neg = !d.neg
+	}
+	return d
+}
+
+// cmpDec compares a and b: -1, 0 or 1.
+func cmpDec(a, b dec) int {
+	if a.neg != b.neg {
+		if a.neg {
+			return -1
+		}
+		return 1
+	}
+	sign := 1
+	if a.neg {
+		sign = -1
+	}
+	switch {
+	case a.ip < b.ip:
+		return -sign
+	case a.ip > b.ip:
+		return sign
+	}
+	n := max(len(a.fp), len(b.fp))
+	af := a.fp + strings.Repeat("0", n-len(a.fp))
+	bf := b.fp + strings.Repeat("0", n-len(b.fp))
+	return sign * strings.Compare(af, bf)
+}
+
+// floor and ceil of d, as integers.
+func (d dec) floor() int64 {
+	if d.neg {
+		if d.fp != "" {
+			return -d.ip - 1
+		}
+		return -d.ip
+	}
+	return d.ip
+}
+
+func (d dec) ceil() int64 {
+	if d.neg {
+		return -d.ip
+	}
+	if d.fp != "" {
+		return d.ip + 1
+	}
+	return d.ip
+}
 
 type bound struct {
 	set bool
-	v   int64
+	v   dec
 	ex  bool
 }
 
-// bounds reads minimum/maximum/exclusive*; for integers a fractional bound
-// is rounded inward, for numbers it is refused.
-func (c *schemaCompiler) bounds(s *jv, path string, integer bool) (lo, hi bound, ok bool) {
-	read := func(kw string, up bool) (bound, bool) {
+// bounds reads minimum/maximum/exclusive* exactly (the tighter of minimum
+// and exclusiveMinimum, and of maximum and exclusiveMaximum).
+func (c *schemaCompiler) bounds(s *jv, path string) (lo, hi bound, ok bool) {
+	read := func(kw string) (bound, bool) {
 		v := s.get(kw)
 		if v == nil {
 			return bound{}, true
@@ -28,53 +135,51 @@ func (c *schemaCompiler) bounds(s *jv, path string, integer bool) (lo, hi bound,
 			c.fail(path, kw, "must be a number")
 			return bound{}, false
 		}
-		f, err := strconv.ParseFloat(string(v.num), 64)
-		if err != nil || math.Abs(f) > maxBound {
-			c.fail(path, kw, "bounds beyond ±1e15 are not supported")
+		d, err := parseDec(string(v.num))
+		if err != nil {
+			c.fail(path, kw, "%v", err)
 			return bound{}, false
 		}
-		ex := strings.HasPrefix(kw, "exclusive")
-		if f != math.Trunc(f) {
-			if !integer {
-				c.fail(path, kw, "a fractional bound on a number is not supported (integer bounds are)")
-				return bound{}, false
-			}
-			if up {
-				f = math.Floor(f)
-			} else {
-				f = math.Ceil(f)
-			}
-			ex = false
-		}
-		return bound{true, int64(f), ex}, true
+		return bound{true, d, strings.HasPrefix(kw, "exclusive")}, true
 	}
-	mn, ok1 := read("minimum", false)
-	emn, ok2 := read("exclusiveMinimum", false)
-	mx, ok3 := read("maximum", true)
-	emx, ok4 := read("exclusiveMaximum", true)
+	mn, ok1 := read("minimum")
+	emn, ok2 := read("exclusiveMinimum")
+	mx, ok3 := read("maximum")
+	emx, ok4 := read("exclusiveMaximum")
 	if !(ok1 && ok2 && ok3 && ok4) {
 		return lo, hi, false
 	}
 	lo, hi = mn, mx
-	if emn.set && (!lo.set || emn.v >= lo.v) {
+	if emn.set && (!lo.set || cmpDec(emn.v, lo.v) >= 0) {
 		lo = emn
 	}
-	if emx.set && (!hi.set || emx.v <= hi.v) {
+	if emx.set && (!hi.set || cmpDec(emx.v, hi.v) <= 0) {
 		hi = emx
-	}
-	if integer { // exclusive integer bounds are inclusive ±1
-		if lo.set && lo.ex {
-			lo = bound{true, lo.v + 1, false}
-		}
-		if hi.set && hi.ex {
-			hi = bound{true, hi.v - 1, false}
-		}
 	}
 	return lo, hi, true
 }
 
+// intBounds: the integers between lo and hi, as inclusive bounds.
+func intBounds(lo, hi bound) (l, h int64) {
+	if lo.set {
+		if l = lo.v.ceil(); lo.ex && lo.v.fp == "" {
+			l++
+		}
+	}
+	if hi.set {
+		if h = hi.v.floor(); hi.ex && hi.v.fp == "" {
+			h--
+		}
+	}
+	return l, h
+}
+
+// num: integers or numbers between the bounds. Bounded numbers are written
+// without exponent (a plain decimal: -?int(.digits)?), which makes the
+// range exact: every such text whose value lies between the bounds, and no
+// other.
 func (c *schemaCompiler) num(s *jv, path string, integer bool) []sym {
-	lo, hi, ok := c.bounds(s, path, integer)
+	lo, hi, ok := c.bounds(s, path)
 	if !ok {
 		return nil
 	}
@@ -86,52 +191,53 @@ func (c *schemaCompiler) num(s *jv, path string, integer bool) []sym {
 	}
 	var alts [][]sym
 	if integer {
-		if !hi.set || hi.v >= 0 {
+		il, ih := intBounds(lo, hi)
+		if !hi.set || ih >= 0 {
 			a := int64(0)
-			if lo.set && lo.v > 0 {
-				a = lo.v
+			if lo.set && il > 0 {
+				a = il
 			}
 			h := int64(-1)
 			if hi.set {
-				h = hi.v
+				h = ih
 			}
 			if h < 0 || a <= h {
 				alts = append(alts, one(c.nat(a, h)))
 			}
 		}
-		if !lo.set || lo.v < 0 {
+		if !lo.set || il < 0 {
 			a := int64(1)
-			if hi.set && hi.v < 0 {
-				a = -hi.v
+			if hi.set && ih < 0 {
+				a = -ih
 			}
 			h := int64(-1)
 			if lo.set {
-				h = -lo.v
+				h = -il
 			}
 			if h < 0 || a <= h {
 				alts = append(alts, cat(lit("-"), one(c.nat(a, h))))
 			}
 		}
 	} else {
-		if !hi.set || hi.v >= 0 {
-			l := bound{true, 0, false}
-			if lo.set && lo.v >= 0 {
+		if !hi.set || !hi.v.neg { // x ≥ 0
+			l := bound{set: true}
+			if lo.set && !lo.v.neg {
 				l = lo
 			}
-			if a := c.nonneg(l, hi); a != nil {
+			if a := c.decRange(l, hi); a != nil {
 				alts = append(alts, a)
 			}
 		}
-		if !lo.set || lo.v < 0 {
-			l := bound{true, 0, true}
-			if hi.set && hi.v < 0 {
-				l = bound{true, -hi.v, hi.ex}
+		if !lo.set || lo.v.neg { // x < 0: -y with y > 0
+			l := bound{set: true, ex: true}
+			if hi.set && hi.v.neg {
+				l = bound{true, hi.v.negate(), hi.ex}
 			}
 			h := bound{}
 			if lo.set {
-				h = bound{true, -lo.v, lo.ex}
+				h = bound{true, lo.v.negate(), lo.ex}
 			}
-			if a := c.nonneg(l, h); a != nil {
+			if a := c.decRange(l, h); a != nil {
 				alts = append(alts, cat(lit("-"), a))
 			}
 		}
@@ -142,42 +248,179 @@ func (c *schemaCompiler) num(s *jv, path string, integer bool) []sym {
 	return one(c.b.alt("range", alts...))
 }
 
-// nonneg: decimals x ≥ 0 with lo ≤ x ≤ hi (exclusive where marked; hi may
-// be unset), without exponent.
-func (c *schemaCompiler) nonneg(lo, hi bound) []sym {
+// decRange: plain decimals (int(.digits)?, no exponent) of the values x
+// with lo ≤ x ≤ hi (< where exclusive; hi may be unset); 0 ≤ lo; nil when
+// there is none.
+func (c *schemaCompiler) decRange(lo, hi bound) []sym {
 	b := c.b
-	d := one(c.digit())
-	frac := cat(lit("."), b.rep(d, 1, -1))
-	nz := cat(lit("."), one(b.star(d)), one(byteSym('1', '9')), one(b.star(d)))
+	anyFrac := func() [][]sym { return [][]sym{nil, cat(lit("."), b.rep(one(c.digit()), 1, -1))} }
 	var alts [][]sym
-	il := lo.v
-	if lo.ex {
-		il++
-	}
-	ih := int64(-1)
-	if hi.set {
-		ih = hi.v
-		if hi.ex {
-			ih--
+	add := func(ip [2]int64, fr [][]sym) {
+		for _, f := range fr {
+			alts = append(alts, cat(one(c.nat(ip[0], ip[1])), f))
 		}
 	}
-	if !hi.set || il <= ih { // plain integers
-		alts = append(alts, one(c.nat(il, ih)))
-	}
-	fh := int64(-1) // n.f for n ≤ hi-1
-	if hi.set {
-		fh = hi.v - 1
-	}
-	if !hi.set || il <= fh {
-		alts = append(alts, cat(one(c.nat(il, fh)), frac))
-	}
-	if lo.ex && (!hi.set || lo.v < hi.v) {
-		alts = append(alts, cat(one(c.nat(lo.v, lo.v)), nz))
+	li := lo.v.ip
+	loF := fbound{on: lo.v.fp != "" || lo.ex, s: lo.v.fp, ex: lo.ex}
+	if !hi.set {
+		add([2]int64{li, li}, c.fracSuffix(loF, fbound{}))
+		add([2]int64{li + 1, -1}, anyFrac())
+	} else {
+		hiI := hi.v.ip
+		hiF := fbound{on: true, s: hi.v.fp, ex: hi.ex}
+		switch {
+		case li > hiI:
+		case li == hiI:
+			add([2]int64{li, li}, c.fracSuffix(loF, hiF))
+		default:
+			add([2]int64{li, li}, c.fracSuffix(loF, fbound{}))
+			if li+1 <= hiI-1 {
+				add([2]int64{li + 1, hiI - 1}, anyFrac())
+			}
+			add([2]int64{hiI, hiI}, c.fracSuffix(fbound{}, hiF))
+		}
 	}
 	if len(alts) == 0 {
 		return nil
 	}
-	return one(b.alt("nonneg", alts...))
+	return one(b.alt("decimal", alts...))
+}
+
+// fbound bounds the fraction digits T of a decimal (the value 0.T) by 0.s:
+// on false: no bound.
+type fbound struct {
+	on bool
+	s  string
+	ex bool
+}
+
+// fracSuffix: the alternatives for what follows the integer part, nothing
+// (the value 0) or "." and digits, with 0.T between lo and hi.
+func (c *schemaCompiler) fracSuffix(lo, hi fbound) [][]sym {
+	lo, hi, ok := normFrac(lo, hi)
+	if !ok {
+		return nil
+	}
+	var out [][]sym
+	if !lo.on {
+		out = append(out, nil)
+	}
+	if t, ok := c.frac1(lo, hi); ok {
+		out = append(out, cat(lit("."), one(t)))
+	}
+	return out
+}
+
+// normFrac: a lower bound 0 inclusive is no bound; ok false when no digit
+// string (empty included) satisfies the bounds' ends (below 0).
+func normFrac(lo, hi fbound) (fbound, fbound, bool) {
+	if lo.on && lo.s == "" && !lo.ex {
+		lo = fbound{}
+	}
+	if hi.on && hi.s == "" && hi.ex {
+		return lo, hi, false
+	}
+	return lo, hi, true
+}
+
+// fracT: digit strings T (the empty one included) with 0.T between the
+// bounds.
+func (c *schemaCompiler) fracT(lo, hi fbound) (sym, bool) {
+	t, ok := c.frac1(lo, hi)
+	if lo.on { // 0 is below the lower bound
+		return t, ok
+	}
+	if !ok {
+		return c.b.alt("frac", nil), true
+	}
+	return c.b.opt(one(t)), true
+}
+
+// frac1: non-empty digit strings T with 0.T between the (normalized)
+// bounds. Each digit either leaves a bound behind or consumes one of its
+// digits, so the recursion ends; the four states where neither has digits
+// left are written out.
+func (c *schemaCompiler) frac1(lo, hi fbound) (sym, bool) {
+	key := fmt.Sprint("frac", lo, hi)
+	if s, ok := c.cache[key]; ok {
+		return s, s != (sym{kind: kEnd})
+	}
+	b := c.b
+	d := one(c.digit())
+	loZ := lo.on && lo.s == "" // then exclusive: T > 0
+	hiZ := hi.on && hi.s == "" // then inclusive: T = 0
+	var s sym
+	ok := true
+	switch {
+	case !lo.on && !hi.on:
+		s = b.alt("digits", b.rep(d, 1, -1))
+	case loZ && !hi.on:
+		s = b.alt("nonzero", cat(one(b.star(d)), one(byteSym('1', '9')), one(b.star(d))))
+	case !lo.on && hiZ:
+		s = b.alt("zeros", b.rep(lit("0"), 1, -1))
+	case loZ && hiZ:
+		ok = false
+	default:
+		var alts [][]sym
+		for dg := byte('0'); dg <= '9'; {
+			l, h, good := fracStep(lo, hi, dg)
+			end := dg + 1
+			for end <= '9' {
+				l2, h2, good2 := fracStep(lo, hi, end)
+				if good2 != good || l2 != l || h2 != h {
+					break
+				}
+				end++
+			}
+			if good {
+				if t, ok := c.fracT(l, h); ok {
+					alts = append(alts, cat(one(byteSym(dg, end-1)), one(t)))
+				}
+			}
+			dg = end
+		}
+		if len(alts) == 0 {
+			ok = false
+		} else {
+			s = b.alt("frac", alts...)
+		}
+	}
+	if !ok {
+		s = sym{kind: kEnd}
+	}
+	c.cache[key] = s
+	return s, ok
+}
+
+// fracStep: the bounds on T' after T = dg T'; good false when none fits.
+func fracStep(lo, hi fbound, dg byte) (fbound, fbound, bool) {
+	switch {
+	case !lo.on:
+	case lo.s == "": // T > 0
+		if dg > '0' {
+			lo = fbound{}
+		}
+	case dg > lo.s[0]:
+		lo = fbound{}
+	case dg == lo.s[0]:
+		lo.s = lo.s[1:]
+	default:
+		return lo, hi, false
+	}
+	switch {
+	case !hi.on:
+	case hi.s == "": // T = 0
+		if dg != '0' {
+			return lo, hi, false
+		}
+	case dg < hi.s[0]:
+		hi = fbound{}
+	case dg == hi.s[0]:
+		hi.s = hi.s[1:]
+	default:
+		return lo, hi, false
+	}
+	return normFrac(lo, hi)
 }
 
 // nat: decimal integers lo..hi without leading zeros (hi < 0: unbounded).
@@ -324,32 +567,81 @@ func (c *schemaCompiler) pattern(p string) ([]sym, error) {
 		return nil, err
 	}
 	re = re.Simplify()
-	var parts []*syntax.Regexp
-	if re.Op == syntax.OpConcat {
-		parts = re.Sub
-	} else {
-		parts = []*syntax.Regexp{re}
-	}
 	any := one(c.b.star(one(c.strChar())))
-	var pre, post []sym = any, any
-	if len(parts) > 0 && parts[0].Op == syntax.OpBeginText {
-		pre, parts = nil, parts[1:]
-	}
-	if n := len(parts); n > 0 && parts[n-1].Op == syntax.OpEndText {
-		post, parts = nil, parts[:n-1]
-	}
-	var body []sym
-	for _, s := range parts {
-		x, err := c.re(s, 0)
-		if err != nil {
-			return nil, err
+	var alts [][]sym
+	for _, a := range anchorSplit(re, 0) {
+		var pre, post []sym = any, any
+		if a.start {
+			pre = nil
 		}
-		body = append(body, x...)
+		if a.end {
+			post = nil
+		}
+		var body []sym
+		for _, s := range a.body {
+			x, err := c.re(s, 0)
+			if err != nil {
+				return nil, err
+			}
+			body = append(body, x...)
+		}
+		alts = append(alts, cat(pre, body, post))
 	}
 	if c.b.err != nil {
 		return nil, c.b.err
 	}
-	return cat(pre, body, post), nil
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return one(c.b.alt("pattern", alts...)), nil
+}
+
+// anchored is one alternative of a pattern: its body, anchored at the
+// start and/or end of the string or not.
+type anchored struct {
+	start, end bool
+	body       []*syntax.Regexp
+}
+
+// anchorSplit lifts ^ and $ (\A, \z) out of a pattern: at its ends, at the
+// ends of top-level alternatives and groups (^a$|^b$, (^a), ^(a$|b$)).
+// Anchors elsewhere stay in the body, where re refuses them.
+func anchorSplit(r *syntax.Regexp, depth int) []anchored {
+	if depth > 100 {
+		return []anchored{{body: []*syntax.Regexp{r}}}
+	}
+	switch r.Op {
+	case syntax.OpBeginText:
+		return []anchored{{start: true}}
+	case syntax.OpEndText:
+		return []anchored{{end: true}}
+	case syntax.OpCapture:
+		return anchorSplit(r.Sub[0], depth+1)
+	case syntax.OpAlternate:
+		var out []anchored
+		for _, s := range r.Sub {
+			out = append(out, anchorSplit(s, depth+1)...)
+		}
+		return out
+	case syntax.OpConcat:
+		items := r.Sub
+		var start, end bool
+		for len(items) > 0 && items[0].Op == syntax.OpBeginText {
+			start, items = true, items[1:]
+		}
+		for n := len(items); n > 0 && items[n-1].Op == syntax.OpEndText; n = len(items) {
+			end, items = true, items[:n-1]
+		}
+		if len(items) == 1 && (items[0].Op == syntax.OpCapture || items[0].Op == syntax.OpAlternate) {
+			var out []anchored
+			for _, a := range anchorSplit(items[0], depth+1) {
+				out = append(out, anchored{start || a.start, end || a.end, a.body})
+			}
+			return out
+		}
+		return []anchored{{start, end, items}}
+	}
+	return []anchored{{body: []*syntax.Regexp{r}}}
 }
 
 func (c *schemaCompiler) re(r *syntax.Regexp, depth int) ([]sym, error) {

@@ -41,6 +41,10 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 	case 3:
 		s := map[string]any{"type": "number"}
 		lo, hi := bnd(), bnd()
+		if r.IntN(2) == 0 { // fractional bounds
+			lo = json.Number(fmt.Sprintf("%.2f", float64(r.IntN(4000)-2000)/100))
+			hi = json.Number(fmt.Sprintf("%.3f", float64(r.IntN(4000)-2000)/100+float64(r.IntN(10))/1000))
+		}
 		if mustF(lo) >= mustF(hi) {
 			lo, hi = hi, json.Number(fmt.Sprint(mustF(lo)+1))
 		}
@@ -61,7 +65,7 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 				s["maxLength"] = a + r.IntN(5)
 			}
 		case 1:
-			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`}[r.IntN(6)]
+			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`}[r.IntN(7)]
 		case 2:
 			s["format"] = []string{"date", "time", "date-time", "uuid"}[r.IntN(4)]
 		}
@@ -111,7 +115,7 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 	case 10:
 		return map[string]any{"anyOf": []any{randSchema(r, depth+1, defs), randSchema(r, depth+1, defs)}}
 	case 11:
-		return map[string]any{"oneOf": []any{map[string]any{"type": "string", "maxLength": 3}, map[string]any{"type": "integer", "minimum": 0}, map[string]any{"type": "null"}}}
+		return randOneOf(r, depth, defs)
 	case 12:
 		return map[string]any{"allOf": []any{
 			map[string]any{"type": "object", "properties": map[string]any{"a": randSchema(r, depth+1, defs)}, "required": []any{"a"}},
@@ -293,4 +297,47 @@ func TestAjv(t *testing.T) {
 		}
 	}
 	t.Logf("ajv accepts all %d outputs", len(cases))
+}
+
+// randOneOf draws a oneOf whose branches are disjoint in one of the ways
+// the compiler proves (types, values, a discriminator property, ranges).
+func randOneOf(r *rand.Rand, depth int, defs map[string]any) map[string]any {
+	var br []any
+	switch r.IntN(5) {
+	case 0:
+		br = []any{map[string]any{"type": "string", "maxLength": 3}, map[string]any{"type": "integer", "minimum": 0}, map[string]any{"type": "null"}}
+	case 1: // a discriminator
+		for i := range 2 + r.IntN(2) {
+			props := map[string]any{"kind": map[string]any{"const": fmt.Sprint("k", i)}}
+			req := []any{"kind"}
+			if depth < 2 {
+				props["v"] = randSchema(r, depth+1, defs)
+				if r.IntN(2) == 0 {
+					req = append(req, "v")
+				}
+			}
+			b := map[string]any{"type": "object", "properties": props, "required": req}
+			if r.IntN(2) == 0 {
+				b["additionalProperties"] = false
+			}
+			br = append(br, b)
+		}
+	case 2: // disjoint ranges, integer and number
+		cut := r.IntN(20) - 10
+		frac := json.Number(fmt.Sprintf("%.1f", float64(cut)+0.5))
+		br = []any{
+			map[string]any{"type": "integer", "maximum": cut},
+			map[string]any{"type": "number", "exclusiveMinimum": cut, "maximum": frac},
+			map[string]any{"type": []any{"number", "string"}, "exclusiveMinimum": frac, "maxLength": 2},
+		}
+	case 3: // values
+		br = []any{map[string]any{"enum": []any{"a", json.Number("1"), nil}}, map[string]any{"const": json.Number("1.5")},
+			map[string]any{"type": "string", "minLength": 2}, map[string]any{"type": "integer", "minimum": 2}}
+	default: // a required property present in one, forbidden in the other
+		br = []any{
+			map[string]any{"type": "object", "properties": map[string]any{"a": randSchema(r, depth+1, defs)}, "required": []any{"a"}},
+			map[string]any{"type": "object", "properties": map[string]any{"b": randSchema(r, depth+1, defs)}, "additionalProperties": false},
+		}
+	}
+	return map[string]any{"oneOf": br}
 }

@@ -120,16 +120,42 @@ func CompileCalls(open string, calls []Call, sep string, max int, close string) 
 		if c.err != nil {
 			return nil, c.err
 		}
-		alts = append(alts, cat(lit(call.Prefix), one(c.ws()), body, one(c.ws()), lit(call.Suffix)))
+		alts = append(alts, cat(c.marker(call.Prefix), one(c.ws()), body, one(c.ws()), c.marker(call.Suffix)))
 	}
 	top := c.b.newRule("root")
 	item := one(c.b.alt("call", alts...))
-	c.b.setRule(top, cat(lit(open), item, c.b.rep(cat(lit(sep), item), 0, max-1), lit(close)))
+	c.b.setRule(top, cat(c.marker(open), item, c.b.rep(cat(c.marker(sep), item), 0, max-1), c.marker(close)))
 	g, err := c.b.build(top)
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error()}
 	}
 	return g, nil
+}
+
+// marker: literal text s in which any substring may also come as one
+// special token of that text (see NewVocab): byte by byte, or a marker
+// byte, the substring, a marker byte. R(j) reads s[j:], E(j) is inside a
+// special token at s[j].
+func (c *schemaCompiler) marker(s string) []sym {
+	if s == "" {
+		return nil
+	}
+	b := c.b
+	n := len(s)
+	r := make([]sym, n+1)
+	e := make([]sym, n)
+	var rest []sym // R(n): nothing left
+	for j := n - 1; j >= 0; j-- {
+		ch := lit(s[j : j+1])
+		if j == n-1 {
+			e[j] = b.alt("special", cat(ch, lit("\xff"), rest))
+		} else {
+			e[j] = b.alt("special", cat(ch, lit("\xff"), rest), cat(ch, one(e[j+1])))
+		}
+		r[j] = b.alt("literal", cat(ch, rest), cat(lit("\xff"), one(e[j])))
+		rest = one(r[j])
+	}
+	return rest
 }
 
 // CompileJSONObject compiles OpenAI's json_object: any JSON object (nesting
@@ -485,22 +511,17 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 		return c.fail(path, "", "must be a non-empty array of schemas")
 	}
 	if one_ {
-		// oneOf is exact only when no value can match two branches: refuse
-		// branches whose types overlap.
-		var sets []map[string]bool
-		for i, e := range list.vals {
-			set, ok := c.branchTypes(e, fmt.Sprint(path, "/", i))
-			if !ok {
-				return nil
-			}
-			for j, prev := range sets {
-				for t := range set {
-					if prev[t] || (t == "integer" && prev["number"]) || (t == "number" && prev["integer"]) {
-						return c.fail(path, "oneOf", "branches %d and %d may both match a %s (only branches of different types are supported; use anyOf)", j, i, t)
+		// oneOf is exact only when no output of a branch matches another:
+		// refuse branches that are not provably disjoint.
+		for i := range list.vals {
+			for j := 0; j < i; j++ {
+				if !c.disjoint(list.vals[j], list.vals[i], 0) {
+					if c.err != nil {
+						return nil
 					}
+					return c.fail(path, "oneOf", "branches %d and %d may both match one value (oneOf is supported where branches are provably disjoint: different types, different const/enum values, a required property with disjoint schemas, disjoint number ranges; use anyOf)", j, i)
 				}
 			}
-			sets = append(sets, set)
 		}
 	}
 	var alts [][]sym
@@ -511,42 +532,6 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 		return nil
 	}
 	return one(c.b.alt("anyOf", alts...))
-}
-
-func (c *schemaCompiler) branchTypes(e *jv, path string) (map[string]bool, bool) {
-	e, path = c.deref(e, path)
-	if c.err != nil {
-		return nil, false
-	}
-	set := map[string]bool{}
-	if e.kind == 'o' && (e.get("enum") != nil || e.get("const") != nil) {
-		vals := []*jv{e.get("const")}
-		if en := e.get("enum"); en != nil {
-			vals = en.vals
-		}
-		for _, v := range vals {
-			if v != nil {
-				set[v.typeName()] = true
-			}
-		}
-		return set, true
-	}
-	if e.kind != 'o' || e.get("anyOf") != nil || e.get("oneOf") != nil || e.get("allOf") != nil {
-		c.fail(path, "oneOf", "a branch must have a type, enum or const")
-		return nil, false
-	}
-	ts, ok := c.types(e, path)
-	if !ok {
-		return nil, false
-	}
-	if e.get("type") == nil && len(ts) == len(allTypes) {
-		c.fail(path, "oneOf", "a branch must have a type, enum or const")
-		return nil, false
-	}
-	for _, t := range ts {
-		set[t] = true
-	}
-	return set, true
 }
 
 func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string) []sym {

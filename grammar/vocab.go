@@ -27,9 +27,12 @@ type Vocab struct {
 }
 
 // NewVocab builds a vocabulary from each token's bytes (after byte-fallback
-// and metaspace decoding); special[i] marks control tokens (never in an
-// output); stops lists the tokens that end an output. Empty tokens are never
-// allowed.
+// and metaspace decoding); special[i] marks control tokens; stops lists the
+// tokens that end an output. Empty tokens are never allowed. A special token
+// is never allowed inside an output, except one given its text (tokens[i]
+// non-empty): that one is allowed exactly where a call's literal text
+// (CompileCalls' open, prefixes, suffixes, sep and close) reads its text
+// (gpt-oss's <|channel|>), and never elsewhere (inside a JSON string).
 func NewVocab(tokens [][]byte, special []bool, stops []int) (*Vocab, error) {
 	if special != nil && len(special) != len(tokens) {
 		return nil, fmt.Errorf("grammar: %d special flags for %d tokens", len(special), len(tokens))
@@ -44,9 +47,28 @@ func NewVocab(tokens [][]byte, special []bool, stops []int) (*Vocab, error) {
 	for _, s := range stops {
 		isStop[s] = true
 	}
+	// the trie holds a special token's text between marker bytes, which
+	// only CompileCalls' literal parts accept
+	key := func(i int32) []byte {
+		if special != nil && special[i] {
+			return markerText(tokens[i])
+		}
+		return tokens[i]
+	}
 	var ids []int32
 	for i, t := range tokens {
-		if len(t) == 0 || isStop[i] || (special != nil && special[i]) {
+		if len(t) == 0 || isStop[i] {
+			continue
+		}
+		if special == nil || !special[i] {
+			if bytes.IndexByte(t, markerByte) >= 0 {
+				continue // 0xFF is never in UTF-8 text: never allowed
+			}
+		} else {
+			if len(t)+2 > 0xFFFF {
+				return nil, fmt.Errorf("grammar: token %d is %d bytes long", i, len(t))
+			}
+			ids = append(ids, int32(i))
 			continue
 		}
 		if len(t) > 0xFFFF {
@@ -54,7 +76,7 @@ func NewVocab(tokens [][]byte, special []bool, stops []int) (*Vocab, error) {
 		}
 		ids = append(ids, int32(i))
 	}
-	sort.SliceStable(ids, func(a, b int) bool { return bytes.Compare(tokens[ids[a]], tokens[ids[b]]) < 0 })
+	sort.SliceStable(ids, func(a, b int) bool { return bytes.Compare(key(ids[a]), key(ids[b])) < 0 })
 	var path []int32 // node index per depth-1
 	var prev []byte
 	closeTo := func(k int) {
@@ -64,7 +86,7 @@ func NewVocab(tokens [][]byte, special []bool, stops []int) (*Vocab, error) {
 		}
 	}
 	for _, id := range ids {
-		t := tokens[id]
+		t := key(id)
 		k := 0
 		for k < len(t) && k < len(prev) && k < len(path) && t[k] == prev[k] {
 			k++
@@ -194,12 +216,29 @@ func (s *State) AcceptToken(v *Vocab, id int) error {
 		}
 		return nil
 	}
-	if v.spec != nil && v.spec[id] {
-		return fmt.Errorf("grammar: special token %d inside the output", id)
-	}
 	t := v.toks[id]
+	if v.spec != nil && v.spec[id] {
+		if len(t) == 0 {
+			return fmt.Errorf("grammar: special token %d inside the output", id)
+		}
+		if err := s.accept(markerText(t)); err != nil {
+			return fmt.Errorf("grammar: special token %d (%q) where the output does not read it as a marker", id, t)
+		}
+		return nil
+	}
 	if len(t) == 0 {
 		return fmt.Errorf("grammar: token %d has no bytes", id)
 	}
 	return s.Accept(t)
+}
+
+// markerByte brackets a special token's text in the trie: 0xFF is never in
+// UTF-8 text, so only a grammar's marker literals (marker) accept it.
+const markerByte = 0xFF
+
+func markerText(t []byte) []byte {
+	out := make([]byte, 0, len(t)+2)
+	out = append(out, markerByte)
+	out = append(out, t...)
+	return append(out, markerByte)
 }

@@ -137,6 +137,13 @@ type engine struct {
 func (e *engine) grammarVocab() (*grammar.Vocab, error) {
 	e.gOnce.Do(func() {
 		toks, ctl := e.tok.TokenBytes()
+		// special tokens with their text: a call marker that is one
+		// (gpt-oss's <|channel|>) is allowed where the call grammar reads it
+		for id := range toks {
+			if ctl[id] && e.tok.Tokens[id].Attr == mlt.AttrAdded {
+				toks[id] = e.tok.Tokens[id].Bytes
+			}
+		}
 		var stops []int
 		for id := range e.chatIDs {
 			if id < len(toks) {
