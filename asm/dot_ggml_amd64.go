@@ -102,3 +102,87 @@ func q5kIsumK(k Kernel, qs, qh []byte, a []int8, sc *[8]int32) int32 {
 	}
 	return q5kIsumGeneric(qs, qh, a, sc)
 }
+
+// The block-sum kernels of the blocks of 32 (Q5_0, IQ4_NL, Q4_1) are their
+// *SumsGeneric twins over nb ≥ 1 blocks: w points to nb blocks of the row
+// (22, 18 or 20 bytes each), a to 32·nb activations, p to nb int32 (Q4_1:
+// 2·nb, p then t per block), which they write. iq4nlSumsAVX2 needs
+// activations ≠ −128 (it multiplies |K| by a·sign(K)); iq4nlSumsAVX512
+// takes any (Σ(K+128)·a − Σ128·a).
+
+//go:noescape
+func q5_0SumsAVX2(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func q5_0SumsAVX512(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func iq4nlSumsAVX2(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func iq4nlSumsAVX512(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func q4_1SumsAVX2(w *byte, a *int8, nb int, pt *int32)
+
+//go:noescape
+func q4_1SumsAVX512(w *byte, a *int8, nb int, pt *int32)
+
+func q5_0Sums(w []byte, a []int8, p []int32)  { q5_0SumsK(active, w, a, p) }
+func iq4nlSums(w []byte, a []int8, p []int32) { iq4nlSumsK(active, w, a, p) }
+func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsK(active, w, a, pt) }
+
+// sums32 checks the lengths of a block-sum call (nb blocks of bb bytes, per
+// int32 outputs per block) and returns nb.
+func sums32(w []byte, a []int8, p []int32, bb, per int) int {
+	nb := len(p) / per
+	if len(p)%per != 0 || len(w) != nb*bb || len(a) != nb*BlockSize {
+		panic("asm: ggml block sums: lengths")
+	}
+	return nb
+}
+
+func q5_0SumsK(k Kernel, w []byte, a []int8, p []int32) {
+	nb := sums32(w, a, p, 22, 1)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case AVX512:
+		q5_0SumsAVX512(&w[0], &a[0], nb, &p[0])
+	case AVX2:
+		q5_0SumsAVX2(&w[0], &a[0], nb, &p[0])
+	default:
+		q5_0SumsGeneric(w, a, p)
+	}
+}
+
+func iq4nlSumsK(k Kernel, w []byte, a []int8, p []int32) {
+	nb := sums32(w, a, p, 18, 1)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case AVX512:
+		iq4nlSumsAVX512(&w[0], &a[0], nb, &p[0])
+	case AVX2:
+		iq4nlSumsAVX2(&w[0], &a[0], nb, &p[0])
+	default:
+		iq4nlSumsGeneric(w, a, p)
+	}
+}
+
+func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
+	nb := sums32(w, a, pt, 20, 2)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case AVX512:
+		q4_1SumsAVX512(&w[0], &a[0], nb, &pt[0])
+	case AVX2:
+		q4_1SumsAVX2(&w[0], &a[0], nb, &pt[0])
+	default:
+		q4_1SumsGeneric(w, a, pt)
+	}
+}

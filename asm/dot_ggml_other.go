@@ -25,3 +25,11 @@ func iq4xsIsumK(_ Kernel, qs []byte, a []int8, sc *[8]int16) int32 {
 func q5kIsumK(_ Kernel, qs, qh []byte, a []int8, sc *[8]int32) int32 {
 	return q5kIsumGeneric(qs, qh, a, sc)
 }
+
+func q5_0Sums(w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
+func iq4nlSums(w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
+func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
+
+func q5_0SumsK(_ Kernel, w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
+func iq4nlSumsK(_ Kernel, w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
+func q4_1SumsK(_ Kernel, w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
