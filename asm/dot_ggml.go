@@ -394,3 +394,42 @@ func q4_1SumsGeneric(w []byte, a []int8, pt []int32) {
 		pt[2*b], pt[2*b+1] = p, t
 	}
 }
+
+// Q5_0AsQ8_0 writes the Q5_0 blocks of w (22 bytes each) as Q8_0 weights q
+// (n + 16·h − 16, in [−16, 15], 32 per block) and scales d (the binary16 d
+// widened). The Q8_0 product of those (dotQ8_0Generic, and so the packed
+// kernels) is DotQ5_0's bit for bit: both are, block by block, blockStep of
+// the same exact integer sum with the same two float32 factors.
+func Q5_0AsQ8_0(w []byte, q []int8, d []float32) {
+	nb := len(d)
+	if len(w) != nb*22 || len(q) != nb*BlockSize {
+		panic("asm: Q5_0AsQ8_0: lengths")
+	}
+	for b := range nb {
+		blk := w[b*22 : (b+1)*22 : (b+1)*22]
+		qb := q[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		for j, v := range blk[6:22] {
+			qb[j] = int8(int32(v&15)|int32(qh>>uint(j)&1)<<4) - 16
+			qb[j+16] = int8(int32(v>>4)|int32(qh>>uint(j+16)&1)<<4) - 16
+		}
+		d[b] = f16le(blk)
+	}
+}
+
+// IQ4_NLAsQ8_0 is Q5_0AsQ8_0 for IQ4_NL blocks (18 bytes; q = K[n]): the Q8_0
+// product is DotIQ4_NL's bit for bit.
+func IQ4_NLAsQ8_0(w []byte, q []int8, d []float32) {
+	nb := len(d)
+	if len(w) != nb*18 || len(q) != nb*BlockSize {
+		panic("asm: IQ4_NLAsQ8_0: lengths")
+	}
+	for b := range nb {
+		blk := w[b*18 : (b+1)*18 : (b+1)*18]
+		qb := q[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		for j, v := range blk[2:18] {
+			qb[j], qb[j+16] = KValuesIQ4[v&15], KValuesIQ4[v>>4]
+		}
+		d[b] = f16le(blk)
+	}
+}

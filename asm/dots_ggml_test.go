@@ -58,3 +58,63 @@ func TestDotsGGMLEqualDot(t *testing.T) {
 		}
 	}
 }
+
+// TestAsQ8_0EqualDot: a Q5_0 or IQ4_NL row written as Q8_0 by Q5_0AsQ8_0 /
+// IQ4_NLAsQ8_0 multiplies, through the Q8_0 definition and through the
+// packed kernels of every variant, to DotQ5_0's / DotIQ4_NL's bits, for
+// random blocks with tame and with wild binary16 scales (subnormal, NaN,
+// Inf).
+func TestAsQ8_0EqualDot(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	type kind struct {
+		name string
+		bb   int
+		as   func([]byte, []int8, []float32)
+		dot  func([]byte, []int8, []float32) float32
+	}
+	kinds := []kind{{"Q5_0", 22, Q5_0AsQ8_0, DotQ5_0}, {"IQ4_NL", 18, IQ4_NLAsQ8_0, DotIQ4_NL}}
+	const rows, nb = 19, 7
+	cols := nb * BlockSize
+	for _, k := range kinds {
+		for _, wild := range []bool{false, true} {
+			w := make([]byte, rows*nb*k.bb)
+			r.Read(w)
+			for b := range rows * nb {
+				h := F32ToF16(0.01 * float32(r.NormFloat64()))
+				if wild {
+					h = []uint16{0x0001, 0x7c00, 0xfe00, 0x8000, uint16(r.Uint32())}[r.Intn(5)]
+				}
+				w[b*k.bb], w[b*k.bb+1] = byte(h), byte(h>>8)
+			}
+			const n = 9 // gemm steps of 4 or 8 and a remainder
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			a, da := make([]int8, n*cols), make([]float32, n*nb)
+			QuantizeQ8_0(x, a, da)
+			q, d := make([]int8, rows*cols), make([]float32, rows*nb)
+			k.as(w, q, d)
+			f16 := ScalesFitF16(d)
+			pk := PackQ8_0(make([]byte, PackedSize(false, f16, rows, cols)), q, d, rows, cols, f16)
+			for _, kern := range ggmlKernels() {
+				func() {
+					defer func(v Kernel) { active = v }(active)
+					active = kern
+					out := make([]float32, n*rows)
+					pk.MatMul(out, rows, 0, rows, a, da, n)
+					for i := range n {
+						ai, dai := a[i*cols:(i+1)*cols], da[i*nb:(i+1)*nb]
+						for rr := range rows {
+							want := k.dot(w[rr*nb*k.bb:(rr+1)*nb*k.bb], ai, dai)
+							def := dotQ8_0Generic(q[rr*cols:(rr+1)*cols], d[rr*nb:(rr+1)*nb], ai, dai)
+							if got := out[i*rows+rr]; !sameFloat(def, want) || !sameFloat(got, want) {
+								t.Fatalf("%s wild=%v %v act %d row %d: Q8_0 definition %v, packed %v, Dot %v", k.name, wild, kern, i, rr, def, got, want)
+							}
+						}
+					}
+				}()
+			}
+		}
+	}
+}

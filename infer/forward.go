@@ -103,7 +103,7 @@ func (s *Session) muls(n int, jobs ...mulJob) {
 			if a, b := max(lo, base), min(hi, base+ng); a < b {
 				cols := w.cols
 				r0, r1 := (a-base)*g, min((b-base)*g, w.rows)
-				if w.blocked() {
+				if !w.packed() {
 					s.mulBlocked(j.out, w, r0, r1, n)
 					base += ng
 					continue
