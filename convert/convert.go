@@ -31,6 +31,14 @@ type Options struct {
 	Measure     bool          // measure every matrix's quantization error into Report.Errors
 	Progress    io.Writer     // a progress bar is drawn here when it is a terminal
 	Log         io.Writer     // warnings, one per line; nil = discard
+
+	// GGML, when set (with Type 0; safetensors input), writes a mixed file
+	// whose quantized matrices are ggml blocks of this type, quantized by
+	// quantize.QuantizeGGML (IQ4_NL or IQ4_XS), where their width allows:
+	// IQ4_XS falls back to IQ4_NL for widths not a multiple of 256, as
+	// llama-quantize does; the linear-attention vectors and a padded FFN
+	// stay Q8_0 (f16 scales).
+	GGML quantize.GGMLType
 }
 
 // Report says what Convert did.
@@ -88,6 +96,18 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if IsGGUF(dir) {
 		return ConvertGGUF(ctx, dir, opt)
 	}
+	if opt.GGML != 0 {
+		if opt.Type != 0 {
+			return nil, fmt.Errorf("convert: type %v and ggml type %v both given", opt.Type, opt.GGML)
+		}
+		if opt.GGML != quantize.GGMLIQ4_NL && opt.GGML != quantize.GGMLIQ4_XS {
+			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS)", opt.GGML)
+		}
+		if opt.Q8Mask != 0 {
+			return nil, fmt.Errorf("convert: --q8 classes apply to Q4_0 models, not %v", opt.GGML)
+		}
+		opt.Type, opt.F16Scales = quantize.TypeQ8_0, true // the Q8_0 fallbacks of a mixed file
+	}
 	if opt.Type == 0 {
 		opt.Type = quantize.TypeQ8_0
 	}
@@ -132,6 +152,11 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if opt.F16Scales {
 		h.ScaleF16 = 1
 	}
+	if opt.GGML != 0 {
+		if err := ggmlTypes(&h, opt.GGML); err != nil {
+			return nil, err
+		}
+	}
 	rule := quantize.BestFit
 	switch opt.Q4Rule {
 	case "":
@@ -161,7 +186,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Imatrix != "" && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
+	if opt.Imatrix != "" && opt.GGML == 0 && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
 		warn("--imatrix only changes Q4_0 blocks quantized with the best-fit rule; it has no effect here")
 	}
 	tok, err := loadTokenizer(dir, opt.NoTokenizer, int(h.Vocab), warn)
@@ -232,14 +257,23 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			if opt.Measure {
 				acc = &errSums{}
 			}
-			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar, &buf, acc)
+			var gt quantize.GGMLType
+			if ti.Type.Blocked() {
+				gt = quantize.GGMLType(mlb.TypeCode(ti.Type)) // mlb's codes are quantize's values
+			}
+			q, s, err := quantizeRows(ctx, pr, ti, qt, gt, qo, bar, &buf, acc)
 			if err != nil {
 				return nil, err
 			}
 			if acc != nil {
 				rep.Errors = append(rep.Errors, tensorError(ti, acc, qo.Importance != nil))
 			}
-			if err := w.WriteMatrix(ti.Name, q, s); err != nil {
+			if gt != 0 {
+				err = w.WriteBlocks(ti.Name, q)
+			} else {
+				err = w.WriteMatrix(ti.Name, q, s)
+			}
+			if err != nil {
 				return nil, err
 			}
 		default:
@@ -290,7 +324,7 @@ var chunkBytes = 16 << 20
 // quantized independently, so the bytes equal those of one Matrix call.
 // With acc set it also sums the quantization error (weighted by
 // qo.Importance when set).
-func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32, acc *errSums) (q, s []byte, err error) {
+func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, gt quantize.GGMLType, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32, acc *errSums) (q, s []byte, err error) {
 	rows, cols := ti.Rows, ti.Cols
 	if pr.t == nil || pr.rows != rows || pr.t.Cols() > cols {
 		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
@@ -336,6 +370,23 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 			for i := range x {
 				x[i] *= pr.scale
 			}
+		}
+		if gt != 0 { // ggml blocks (a mixed file): no separate scales
+			cq, err := quantize.QuantizeGGML(gt, x, r1-r0, cols, qo)
+			if err != nil {
+				return nil, nil, fmt.Errorf("convert: %w", err)
+			}
+			if acc != nil {
+				acc.addBlocks(x, cols, gt, cq, qo.Importance)
+			}
+			if q == nil {
+				q = make([]byte, 0, rows*cols/gt.BlockElems()*gt.BlockBytes())
+			}
+			q = append(q, cq...)
+			if bar != nil {
+				bar.Add64(int64(len(x) * dtypeSizes[pr.t.DType]))
+			}
+			continue
 		}
 		cq, cs, err := quantize.Matrix(qt, x, r1-r0, cols, qo)
 		if err != nil {
@@ -411,4 +462,38 @@ func createModel(out string, h *mlb.Header, src string) (*mlb.Writer, error) {
 		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", src, err)
 	}
 	return w, nil
+}
+
+// ggmlTypes makes h a mixed file (wtype 3, f16 scales) whose quantized
+// matrices are of type gt where Options.GGML says they can be.
+func ggmlTypes(h *mlb.Header, gt quantize.GGMLType) error {
+	probe := *h
+	probe.WType, probe.Q8Mask = mlb.WTypeQ8_0, 0
+	mats, err := mlb.Tensors(&probe)
+	if err != nil {
+		return fmt.Errorf("convert: the mapped header does not validate: %w", err)
+	}
+	h.WType, h.ScaleF16, h.Q8Mask, h.Types = mlb.WTypeMixed, 1, 0, nil
+	for _, t := range mats {
+		if !t.Type.Quantized() {
+			continue
+		}
+		typ := mlb.DType(0)
+		switch gt {
+		case quantize.GGMLIQ4_XS:
+			typ = mlb.IQ4_XS
+			if t.Cols%256 != 0 {
+				typ = mlb.IQ4_NL
+			}
+		case quantize.GGMLIQ4_NL:
+			typ = mlb.IQ4_NL
+		}
+		c := maskClass(t.Name)
+		if strings.HasSuffix(t.Name, ".lb") || strings.HasSuffix(t.Name, ".la") || t.Cols%32 != 0 ||
+			h.TrueHiddenDim != 0 && (c == mlb.MaskW13 || c == mlb.MaskW2) {
+			typ = mlb.Q8_0
+		}
+		h.Types = append(h.Types, mlb.TypeCode(typ))
+	}
+	return nil
 }

@@ -1,0 +1,151 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/quantize"
+)
+
+// TestConvertIQ4 converts a synthetic llama (k256: every width a multiple
+// of 256; tiny: widths of 64) to IQ4_XS and IQ4_NL: the file is mixed with
+// the types the rule gives (IQ4_XS, IQ4_NL where a width is not a multiple
+// of 256), every matrix dequantizes to within 4-bit error of the Q8_0
+// conversion of the same checkpoint, the report names the types, 1 and 3
+// threads write the same bytes, and the model runs.
+func TestConvertIQ4(t *testing.T) {
+	for _, shape := range []string{"k256", "tiny"} {
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "ck")
+		if err := hfgen.Write(ck, "llama", hfgen.Options{Seed: 5, Shape: shape}); err != nil {
+			t.Fatal(err)
+		}
+		q8 := filepath.Join(dir, "q8.mlb")
+		if _, err := Convert(context.Background(), ck, Options{Out: q8}); err != nil {
+			t.Fatal(err)
+		}
+		for _, gt := range []quantize.GGMLType{quantize.GGMLIQ4_XS, quantize.GGMLIQ4_NL} {
+			if shape == "tiny" && gt == quantize.GGMLIQ4_NL {
+				continue // tiny's IQ4_XS is IQ4_NL throughout already
+			}
+			out := filepath.Join(dir, gt.String()+".mlb")
+			rep, err := Convert(context.Background(), ck, Options{Out: out, GGML: gt, Threads: 1, Measure: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out3 := filepath.Join(dir, gt.String()+"-3.mlb")
+			if _, err := Convert(context.Background(), ck, Options{Out: out3, GGML: gt, Threads: 3}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(readFile(t, out), readFile(t, out3)) {
+				t.Errorf("%s %v: 1 and 3 threads write different files", shape, gt)
+			}
+			seen := map[string]bool{}
+			for _, e := range rep.Errors {
+				seen[e.Type] = true
+				if !(e.RelRMSE > 0.01 && e.RelRMSE < 0.2) {
+					t.Errorf("%s %v: %s (%s) relative RMSE %.4f outside 4-bit range", shape, gt, e.Name, e.Type, e.RelRMSE)
+				}
+			}
+			checkIQ4File(t, out, q8, gt)
+			t.Logf("%s %v: report types %v", shape, gt, seen)
+			m, err := infer.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := m.NewSession(infer.SessionOptions{Ctx: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last []float32
+			if err := s.Eval([]int{1, 2, 3}, false, func(_ int, l []float32) error { last = l; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range last {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("%s %v: logit %v", shape, gt, v)
+				}
+			}
+			m.Close()
+		}
+	}
+}
+
+// checkIQ4File checks the mixed file's types and that each matrix is
+// within 4-bit error of the Q8_0 file's.
+func checkIQ4File(t *testing.T, path, q8 string, gt quantize.GGMLType) {
+	t.Helper()
+	f, err := mlb.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := mlb.Open(q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if f.Header.WType != mlb.WTypeMixed {
+		t.Fatalf("wtype %d, want mixed", f.Header.WType)
+	}
+	blocked := 0
+	for _, ti := range f.Tensors {
+		if !ti.Type.Quantized() {
+			continue
+		}
+		want := mlb.IQ4_NL
+		if gt == quantize.GGMLIQ4_XS && ti.Cols%256 == 0 {
+			want = mlb.IQ4_XS
+		}
+		if ti.Type != want {
+			t.Errorf("%s (%d cols): %v, want %v", ti.Name, ti.Cols, ti.Type, want)
+			continue
+		}
+		blocked++
+		y := make([]float32, ti.Rows*ti.Cols)
+		if err := quantize.DequantizeGGML(quantize.GGMLType(mlb.TypeCode(ti.Type)), ti.Q, y); err != nil {
+			t.Fatal(err)
+		}
+		rt := g.Tensor(ti.Name)
+		ref := quantize.Dequantize(quantize.TypeQ8_0, rt.Q, rt.D, rt.Rows, rt.Cols)
+		var se, sx float64
+		for i := range y {
+			se += float64(y[i]-ref[i]) * float64(y[i]-ref[i])
+			sx += float64(ref[i]) * float64(ref[i])
+		}
+		if r := math.Sqrt(se / sx); !(r > 0.01 && r < 0.2) {
+			t.Errorf("%s: relative distance to Q8_0 %.4f", ti.Name, r)
+		}
+	}
+	if blocked == 0 {
+		t.Fatal("no matrix of the type")
+	}
+}
+
+// TestConvertIQ4Refused: GGUF input, a second type and --q8 are refused.
+func TestConvertIQ4Refused(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Convert(context.Background(), filepath.Join("..", "testdata", "stories260K.gguf"), Options{Out: filepath.Join(dir, "x.mlb"), GGML: quantize.GGMLIQ4_NL}); err == nil {
+		t.Error("GGUF input accepted")
+	}
+	ck := filepath.Join(dir, "ck")
+	if err := hfgen.Write(ck, "llama", hfgen.Options{Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{GGML: quantize.GGMLIQ4_NL, Type: quantize.TypeQ4_0}, {GGML: quantize.GGMLQ4_1}, {GGML: quantize.GGMLIQ4_XS, Q8Mask: mlb.MaskW2}} {
+		o.Out = filepath.Join(dir, "y.mlb")
+		if _, err := Convert(context.Background(), ck, o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+		if _, err := os.Stat(o.Out); err == nil {
+			t.Errorf("%+v: output written", o)
+		}
+	}
+}
