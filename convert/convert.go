@@ -34,10 +34,10 @@ type Options struct {
 
 	// GGML, when set (with Type 0; safetensors input), writes a mixed file
 	// whose quantized matrices are ggml blocks of this type, quantized by
-	// quantize.QuantizeGGML (IQ4_NL or IQ4_XS), where their width allows:
-	// IQ4_XS falls back to IQ4_NL for widths not a multiple of 256, as
-	// llama-quantize does; the linear-attention vectors and a padded FFN
-	// stay Q8_0 (f16 scales).
+	// quantize.QuantizeGGML (IQ4_NL, IQ4_XS or Q6_K), where their width
+	// allows: IQ4_XS falls back to IQ4_NL and Q6_K to Q8_0 for widths not a
+	// multiple of 256, as llama-quantize does; the linear-attention vectors
+	// and a padded FFN stay Q8_0 (f16 scales).
 	GGML quantize.GGMLType
 }
 
@@ -100,8 +100,8 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		if opt.Type != 0 {
 			return nil, fmt.Errorf("convert: type %v and ggml type %v both given", opt.Type, opt.GGML)
 		}
-		if opt.GGML != quantize.GGMLIQ4_NL && opt.GGML != quantize.GGMLIQ4_XS {
-			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS)", opt.GGML)
+		if opt.GGML != quantize.GGMLIQ4_NL && opt.GGML != quantize.GGMLIQ4_XS && opt.GGML != quantize.GGMLQ6_K {
+			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS, Q6_K)", opt.GGML)
 		}
 		if opt.Q8Mask != 0 {
 			return nil, fmt.Errorf("convert: --q8 classes apply to Q4_0 models, not %v", opt.GGML)
@@ -487,6 +487,11 @@ func ggmlTypes(h *mlb.Header, gt quantize.GGMLType) error {
 			}
 		case quantize.GGMLIQ4_NL:
 			typ = mlb.IQ4_NL
+		case quantize.GGMLQ6_K:
+			typ = mlb.Q6_K
+			if t.Cols%256 != 0 {
+				typ = mlb.Q8_0 // llama-quantize's fallback for Q6_K
+			}
 		}
 		c := maskClass(t.Name)
 		if strings.HasSuffix(t.Name, ".lb") || strings.HasSuffix(t.Name, ".la") || t.Cols%32 != 0 ||

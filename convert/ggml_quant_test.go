@@ -15,9 +15,9 @@ import (
 )
 
 // TestConvertIQ4 converts a synthetic llama (k256: every width a multiple
-// of 256; tiny: widths of 64) to IQ4_XS and IQ4_NL: the file is mixed with
-// the types the rule gives (IQ4_XS, IQ4_NL where a width is not a multiple
-// of 256), every matrix dequantizes to within 4-bit error of the Q8_0
+// of 256; tiny: widths of 64) to IQ4_XS, IQ4_NL and Q6_K: the file is mixed
+// with the types the rule gives (IQ4_XS, IQ4_NL where a width is not a
+// multiple of 256), every matrix dequantizes to within 4- (6-) bit error of the Q8_0
 // conversion of the same checkpoint, the report names the types, 1 and 3
 // threads write the same bytes, and the model runs.
 func TestConvertIQ4(t *testing.T) {
@@ -31,26 +31,32 @@ func TestConvertIQ4(t *testing.T) {
 		if _, err := Convert(context.Background(), ck, Options{Out: q8}); err != nil {
 			t.Fatal(err)
 		}
-		for _, gt := range []quantize.GGMLType{quantize.GGMLIQ4_XS, quantize.GGMLIQ4_NL} {
-			if shape == "tiny" && gt == quantize.GGMLIQ4_NL {
-				continue // tiny's IQ4_XS is IQ4_NL throughout already
+		for _, gt := range []quantize.GGMLType{quantize.GGMLIQ4_XS, quantize.GGMLIQ4_NL, quantize.GGMLQ6_K} {
+			if shape == "tiny" && gt != quantize.GGMLIQ4_XS {
+				continue // tiny's IQ4_XS is IQ4_NL throughout already; its Q6_K would be Q8_0
 			}
 			out := filepath.Join(dir, gt.String()+".mlb")
 			rep, err := Convert(context.Background(), ck, Options{Out: out, GGML: gt, Threads: 1, Measure: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			out3 := filepath.Join(dir, gt.String()+"-3.mlb")
-			if _, err := Convert(context.Background(), ck, Options{Out: out3, GGML: gt, Threads: 3}); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(readFile(t, out), readFile(t, out3)) {
-				t.Errorf("%s %v: 1 and 3 threads write different files", shape, gt)
+			if gt == quantize.GGMLIQ4_XS { // (quantize's tests check the threads of every type)
+				out3 := filepath.Join(dir, gt.String()+"-3.mlb")
+				if _, err := Convert(context.Background(), ck, Options{Out: out3, GGML: gt, Threads: 3}); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(readFile(t, out), readFile(t, out3)) {
+					t.Errorf("%s %v: 1 and 3 threads write different files", shape, gt)
+				}
 			}
 			seen := map[string]bool{}
 			for _, e := range rep.Errors {
 				seen[e.Type] = true
-				if !(e.RelRMSE > 0.01 && e.RelRMSE < 0.2) {
+				lo, hi := 0.01, 0.2 // 4 bits
+				if e.Type == "Q6_K" {
+					lo, hi = 0.002, 0.06
+				}
+				if !(e.RelRMSE > lo && e.RelRMSE < hi) {
 					t.Errorf("%s %v: %s (%s) relative RMSE %.4f outside 4-bit range", shape, gt, e.Name, e.Type, e.RelRMSE)
 				}
 			}
@@ -104,6 +110,10 @@ func checkIQ4File(t *testing.T, path, q8 string, gt quantize.GGMLType) {
 		if gt == quantize.GGMLIQ4_XS && ti.Cols%256 == 0 {
 			want = mlb.IQ4_XS
 		}
+		lo, hi := 0.01, 0.2
+		if gt == quantize.GGMLQ6_K {
+			want, lo, hi = mlb.Q6_K, 0.002, 0.06
+		}
 		if ti.Type != want {
 			t.Errorf("%s (%d cols): %v, want %v", ti.Name, ti.Cols, ti.Type, want)
 			continue
@@ -120,7 +130,7 @@ func checkIQ4File(t *testing.T, path, q8 string, gt quantize.GGMLType) {
 			se += float64(y[i]-ref[i]) * float64(y[i]-ref[i])
 			sx += float64(ref[i]) * float64(ref[i])
 		}
-		if r := math.Sqrt(se / sx); !(r > 0.01 && r < 0.2) {
+		if r := math.Sqrt(se / sx); !(r > lo && r < hi) {
 			t.Errorf("%s: relative distance to Q8_0 %.4f", ti.Name, r)
 		}
 	}
