@@ -105,8 +105,8 @@ func wideQx(x, w []float32) float32 {
 			var sumlx, suml2 float64
 			for i, v := range x {
 				l := float64(max(-32, min(31, nearestInt(float32(id*v)))))
-				sumlx += float64(float64(w[i])*float64(v)) * l
-				suml2 += float64(float64(w[i])*l) * l
+				sumlx += float64(float64(float64(w[i])*float64(v)) * l)
+				suml2 += float64(float64(float64(w[i])*l) * l)
 			}
 			if !(suml2 > 0) {
 				break

@@ -67,16 +67,16 @@ func fitScaleMin(x, w []float32, nmax int) (s, mn float32) {
 				l := max(0, min(nmax, nearestInt(float32(float32(v+cm)/cs))))
 				L[j] = uint8(l)
 				fl := float64(l)
-				sl += float64(w[j]) * fl
-				sl2 += float64(float64(w[j])*fl) * fl
-				sxl += float64(float64(w[j])*fl) * float64(v)
+				sl += float64(float64(w[j]) * fl)
+				sl2 += float64(float64(float64(w[j])*fl) * fl)
+				sxl += float64(float64(float64(w[j])*fl) * float64(v))
 			}
-			D := sw*sl2 - sl*sl
+			D := float64(sw*sl2) - float64(sl*sl)
 			if !(D > 0) {
 				break
 			}
-			ts := (sw*sxl - sx*sl) / D
-			tm := (sl2*sx - sl*sxl) / D // x ≈ ts·l + tm
+			ts := (float64(sw*sxl) - float64(sx*sl)) / D
+			tm := (float64(sl2*sx) - float64(sl*sxl)) / D // x ≈ ts·l + tm
 			if tm > 0 {
 				tm, ts = 0, sxl/sl2
 			}
@@ -85,7 +85,7 @@ func fitScaleMin(x, w []float32, nmax int) (s, mn float32) {
 			}
 			var e float64
 			for j, v := range x {
-				r := float64(v) - (ts*float64(L[j]) + tm)
+				r := float64(v) - (float64(ts*float64(L[j])) + tm)
 				e += float64(float64(w[j]) * r * r)
 			}
 			if e < bestE {
