@@ -42,11 +42,20 @@ func qkWeights(x, qw, w []float32) {
 // fitScaleMin fits y = s·l − mn (s > 0, mn ≥ 0, l in [0, nmax]) to x with
 // weights w, returning s and mn (0, 0 for a constant non-negative block).
 func fitScaleMin(x, w []float32, nmax int) (s, mn float32) {
+	// Comparisons, not min/max: s390x's float min/max instructions
+	// (WFMINSB) look like fused multiply-adds to TestNoFusedMultiplyAdd.
 	lo, hi := x[0], x[0]
 	for _, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 	}
-	lo = min(lo, 0)
+	if lo > 0 {
+		lo = 0
+	}
 	if hi <= lo {
 		return 0, -lo
 	}
@@ -126,7 +135,12 @@ func qkBlock(x, qw []float32, blk []byte, five bool) {
 	var maxS, maxM float32
 	for ib := range 8 {
 		ss[ib], ms[ib] = fitScaleMin(x[32*ib:32*ib+32], w[32*ib:32*ib+32], nmax)
-		maxS, maxM = max(maxS, ss[ib]), max(maxM, ms[ib])
+		if ss[ib] > maxS {
+			maxS = ss[ib]
+		}
+		if ms[ib] > maxM {
+			maxM = ms[ib]
+		}
 	}
 	type fit struct {
 		d, dmin float32
