@@ -39,6 +39,12 @@ type Options struct {
 	// multiple of 256, as llama-quantize does; the linear-attention vectors
 	// and a padded FFN stay Q8_0 (f16 scales).
 	GGML quantize.GGMLType
+	// Mix (with GGML Q4_K or Q5_K) is llama-quantize's _M mix: the
+	// classifier (the shared embedding too) and wv and w2 of the layers
+	// llama.cpp's use_more_bits picks are Q6_K. Where a width is not a
+	// multiple of 256, Q4_K and Q5_K fall back to Q5_0 (llama-quantize
+	// uses Q5_1 for Q5_K, which .mlb does not hold) and Q6_K to Q8_0.
+	Mix bool
 }
 
 // Report says what Convert did.
@@ -100,8 +106,13 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		if opt.Type != 0 {
 			return nil, fmt.Errorf("convert: type %v and ggml type %v both given", opt.Type, opt.GGML)
 		}
-		if opt.GGML != quantize.GGMLIQ4_NL && opt.GGML != quantize.GGMLIQ4_XS && opt.GGML != quantize.GGMLQ6_K {
-			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS, Q6_K)", opt.GGML)
+		switch opt.GGML {
+		case quantize.GGMLIQ4_NL, quantize.GGMLIQ4_XS, quantize.GGMLQ6_K, quantize.GGMLQ4_K, quantize.GGMLQ5_K:
+		default:
+			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS, Q4_K, Q5_K, Q6_K)", opt.GGML)
+		}
+		if opt.Mix && opt.GGML != quantize.GGMLQ4_K && opt.GGML != quantize.GGMLQ5_K {
+			return nil, fmt.Errorf("convert: the _M mix is for Q4_K and Q5_K, not %v", opt.GGML)
 		}
 		if opt.Q8Mask != 0 {
 			return nil, fmt.Errorf("convert: --q8 classes apply to Q4_0 models, not %v", opt.GGML)
@@ -153,7 +164,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 		h.ScaleF16 = 1
 	}
 	if opt.GGML != 0 {
-		if err := ggmlTypes(&h, opt.GGML); err != nil {
+		if err := ggmlTypes(&h, opt.GGML, opt.Mix); err != nil {
 			return nil, err
 		}
 	}
@@ -465,35 +476,36 @@ func createModel(out string, h *mlb.Header, src string) (*mlb.Writer, error) {
 }
 
 // ggmlTypes makes h a mixed file (wtype 3, f16 scales) whose quantized
-// matrices are of type gt where Options.GGML says they can be.
-func ggmlTypes(h *mlb.Header, gt quantize.GGMLType) error {
+// matrices are of type gt (mix: llama-quantize's _M mix) where
+// Options.GGML and Options.Mix say they can be.
+func ggmlTypes(h *mlb.Header, gt quantize.GGMLType, mix bool) error {
 	probe := *h
 	probe.WType, probe.Q8Mask = mlb.WTypeQ8_0, 0
 	mats, err := mlb.Tensors(&probe)
 	if err != nil {
 		return fmt.Errorf("convert: the mapped header does not validate: %w", err)
 	}
+	base := map[quantize.GGMLType]mlb.DType{quantize.GGMLIQ4_NL: mlb.IQ4_NL, quantize.GGMLIQ4_XS: mlb.IQ4_XS,
+		quantize.GGMLQ4_K: mlb.Q4_K, quantize.GGMLQ5_K: mlb.Q5_K, quantize.GGMLQ6_K: mlb.Q6_K}[gt]
+	// llama-quantize's fallbacks for widths not a multiple of 256.
+	fallback := map[mlb.DType]mlb.DType{mlb.IQ4_XS: mlb.IQ4_NL, mlb.Q4_K: mlb.Q5_0, mlb.Q5_K: mlb.Q5_0, mlb.Q6_K: mlb.Q8_0}
+	nl := int(h.NLayers)
 	h.WType, h.ScaleF16, h.Q8Mask, h.Types = mlb.WTypeMixed, 1, 0, nil
 	for _, t := range mats {
 		if !t.Type.Quantized() {
 			continue
 		}
-		typ := mlb.DType(0)
-		switch gt {
-		case quantize.GGMLIQ4_XS:
-			typ = mlb.IQ4_XS
-			if t.Cols%256 != 0 {
-				typ = mlb.IQ4_NL
-			}
-		case quantize.GGMLIQ4_NL:
-			typ = mlb.IQ4_NL
-		case quantize.GGMLQ6_K:
-			typ = mlb.Q6_K
-			if t.Cols%256 != 0 {
-				typ = mlb.Q8_0 // llama-quantize's fallback for Q6_K
+		typ := base
+		c := maskClass(t.Name)
+		if mix {
+			cls := t.Name == "wcls" || t.Name == "tok_emb" && h.SharedClassifier != 0
+			if cls || (c == mlb.MaskWV || c == mlb.MaskW2) && useMoreBits(layerOf(t.Name), nl) {
+				typ = mlb.Q6_K
 			}
 		}
-		c := maskClass(t.Name)
+		if f, ok := fallback[typ]; ok && t.Cols%256 != 0 {
+			typ = f
+		}
 		if strings.HasSuffix(t.Name, ".lb") || strings.HasSuffix(t.Name, ".la") || t.Cols%32 != 0 ||
 			h.TrueHiddenDim != 0 && (c == mlb.MaskW13 || c == mlb.MaskW2) {
 			typ = mlb.Q8_0
@@ -501,4 +513,26 @@ func ggmlTypes(h *mlb.Header, gt quantize.GGMLType) error {
 		h.Types = append(h.Types, mlb.TypeCode(typ))
 	}
 	return nil
+}
+
+// useMoreBits is llama.cpp's use_more_bits(i, n): the first and last
+// eighth of the layers and every third one between.
+func useMoreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// layerOf returns N of a "blk.N.…" name, or −1.
+func layerOf(name string) int {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
 }

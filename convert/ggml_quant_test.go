@@ -159,3 +159,90 @@ func TestConvertIQ4Refused(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertKMix converts the 2-layer synthetic llama to q4_k_m and q5_k_m
+// and checks llama-quantize's _M mix as written out here for 2 layers
+// (use_more_bits picks layer 1 only): blk.1.wv, blk.1.w2 and the
+// classifier Q6_K, the rest the base type; with widths of 64 (tiny) Q4_K
+// and Q5_K fall back to Q5_0 and Q6_K to Q8_0. Every matrix dequantizes
+// to within its bits' error of the Q8_0 conversion, and the model runs.
+func TestConvertKMix(t *testing.T) {
+	for _, shape := range []string{"k256", "tiny"} {
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "ck")
+		if err := hfgen.Write(ck, "llama", hfgen.Options{Seed: 6, Shape: shape}); err != nil {
+			t.Fatal(err)
+		}
+		q8 := filepath.Join(dir, "q8.mlb")
+		if _, err := Convert(context.Background(), ck, Options{Out: q8}); err != nil {
+			t.Fatal(err)
+		}
+		g, err := mlb.Open(q8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		for _, base := range []quantize.GGMLType{quantize.GGMLQ4_K, quantize.GGMLQ5_K} {
+			if shape == "tiny" && base == quantize.GGMLQ5_K {
+				continue // the same fallbacks as Q4_K
+			}
+			out := filepath.Join(dir, base.String()+"_m.mlb")
+			if _, err := Convert(context.Background(), ck, Options{Out: out, GGML: base, Mix: true, Threads: 2}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := mlb.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ti := range f.Tensors {
+				if !ti.Type.Quantized() {
+					continue
+				}
+				want := mlb.Q4_K
+				if base == quantize.GGMLQ5_K {
+					want = mlb.Q5_K
+				}
+				if ti.Name == "blk.1.wv" || ti.Name == "blk.1.w2" || ti.Name == "wcls" || ti.Name == "tok_emb" && f.Header.SharedClassifier != 0 {
+					want = mlb.Q6_K
+				}
+				if ti.Cols%256 != 0 {
+					want = map[mlb.DType]mlb.DType{mlb.Q4_K: mlb.Q5_0, mlb.Q5_K: mlb.Q5_0, mlb.Q6_K: mlb.Q8_0}[want]
+				}
+				if ti.Type != want {
+					t.Errorf("%s %v_M: %s (%d cols) is %v, want %v", shape, base, ti.Name, ti.Cols, ti.Type, want)
+					continue
+				}
+				y := make([]float32, ti.Rows*ti.Cols)
+				if ti.Type == mlb.Q8_0 {
+					y = quantize.Dequantize(quantize.TypeQ8_0, ti.Q, ti.D, ti.Rows, ti.Cols)
+				} else if err := quantize.DequantizeGGML(quantize.GGMLType(mlb.TypeCode(ti.Type)), ti.Q, y); err != nil {
+					t.Fatal(err)
+				}
+				rt := g.Tensor(ti.Name)
+				ref := quantize.Dequantize(quantize.TypeQ8_0, rt.Q, rt.D, rt.Rows, rt.Cols)
+				var se, sx float64
+				for i := range y {
+					se += float64(y[i]-ref[i]) * float64(y[i]-ref[i])
+					sx += float64(ref[i]) * float64(ref[i])
+				}
+				hi := map[mlb.DType]float64{mlb.Q4_K: 0.15, mlb.Q5_K: 0.08, mlb.Q6_K: 0.05, mlb.Q5_0: 0.08, mlb.Q8_0: 0.01}[ti.Type]
+				if r := math.Sqrt(se / sx); !(r < hi) {
+					t.Errorf("%s %v_M: %s (%v) relative distance to Q8_0 %.4f, want < %g", shape, base, ti.Name, ti.Type, r, hi)
+				}
+			}
+			f.Close()
+			m, err := infer.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := m.NewSession(infer.SessionOptions{Ctx: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Eval([]int{1, 2}, false, func(int, []float32) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+		}
+	}
+}

@@ -423,8 +423,8 @@ func roundEven32(v float32) int32 {
 }
 
 // QuantizeGGML quantizes a row-major rows×cols matrix to ggml blocks of
-// type t (IQ4_NL, IQ4_XS, Q4_K, Q5_K or Q6_K), row by row, as the file
-// stores them.
+// type t (IQ4_NL, IQ4_XS, Q5_0, Q4_K, Q5_K or Q6_K), row by row, as the
+// file stores them.
 // opt.Importance (per column, len cols) weights the error as llama.cpp's
 // imatrix does; opt.Threads splits the rows (the bytes do not change).
 // NaN or Inf weights are refused, naming the row and column.
@@ -437,6 +437,8 @@ func QuantizeGGML(t GGMLType, w []float32, rows, cols int, opt Options) ([]byte,
 		block = iq4xsBlock
 	case GGMLQ6_K:
 		block = q6kBlock
+	case GGMLQ5_0:
+		block = q50Block
 	case GGMLQ4_K:
 		block = q4kBlock
 	case GGMLQ5_K:

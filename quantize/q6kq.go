@@ -38,8 +38,10 @@ func q6Weights(x, qw, w []float32) {
 
 // makeQx is llama.cpp's make_qx_quants(16, 32, x, L, 1, qw) with the
 // weights w: the scale of the best of 19 level sets, L its levels + 32.
-func makeQx(x, w []float32, L []uint8) float32 {
-	const nmax = 32
+func makeQx(x, w []float32, L []uint8) float32 { return makeQxN(x, w, L, 32) }
+
+// makeQxN is make_qx_quants(len(x), nmax, x, L, 1, w).
+func makeQxN(x, w []float32, L []uint8, nmax int) float32 {
 	var amax, mx float32
 	for _, v := range x {
 		if a := abs32(v); a > amax {
@@ -50,7 +52,7 @@ func makeQx(x, w []float32, L []uint8) float32 {
 		clear(L)
 		return 0
 	}
-	iscale := -nmax / mx
+	iscale := -float32(nmax) / mx
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := max(-nmax, min(nmax-1, nearestInt(float32(iscale*v))))
@@ -67,7 +69,7 @@ func makeQx(x, w []float32, L []uint8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -float32(nmax+float32(0.1*float32(is))) / mx
+		iscale = -float32(float32(nmax)+float32(0.1*float32(is))) / mx
 		sumlx, suml2 = 0, 0
 		for i, v := range x {
 			l := max(-nmax, min(nmax-1, nearestInt(float32(iscale*v))))
@@ -88,7 +90,10 @@ func makeQx(x, w []float32, L []uint8) float32 {
 // wideQx is the wider sub-block scale search: the scale of the smallest
 // error Σ w(x − s·l)² (float64) over candidates −(32 + 0.05k)/max, k in
 // −40…40, each refined twice by least squares.
-func wideQx(x, w []float32) float32 {
+func wideQx(x, w []float32) float32 { return wideQxN(x, w, 32) }
+
+// wideQxN is wideQx for levels in [−nmax, nmax−1].
+func wideQxN(x, w []float32, nmax int) float32 {
 	var amax, mx float32
 	for _, v := range x {
 		if a := abs32(v); a > amax {
@@ -100,11 +105,11 @@ func wideQx(x, w []float32) float32 {
 	}
 	bestE, bestS := math.Inf(1), float32(0)
 	for k := -40; k <= 40; k++ {
-		id := -float32(32+float32(0.05*float32(k))) / mx
+		id := -float32(float32(nmax)+float32(0.05*float32(k))) / mx
 		for range 3 {
 			var sumlx, suml2 float64
 			for i, v := range x {
-				l := float64(max(-32, min(31, nearestInt(float32(id*v)))))
+				l := float64(max(-nmax, min(nmax-1, nearestInt(float32(id*v)))))
 				sumlx += float64(float64(float64(w[i])*float64(v)) * l)
 				suml2 += float64(float64(float64(w[i])*l) * l)
 			}
@@ -114,7 +119,7 @@ func wideQx(x, w []float32) float32 {
 			s := float32(sumlx / suml2)
 			var e float64
 			for i, v := range x {
-				l := float32(max(-32, min(31, nearestInt(float32(v/s)))))
+				l := float32(max(-nmax, min(nmax-1, nearestInt(float32(v/s)))))
 				r := float64(v) - float64(float32(s*l))
 				e += float64(float64(w[i]) * r * r)
 			}

@@ -134,3 +134,53 @@ func TestQuantizeQKEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ5_0: relative RMSE in the 5-bit range and x²-weighted error
+// (what it minimizes without importance) below ggml's reference rule's
+// (quantize_row_q5_0_ref: d = max/−16, levels rounded, written out here);
+// threads identical.
+func TestQuantizeQ5_0(t *testing.T) {
+	r := rand.New(rand.NewSource(24))
+	const rows, cols = 8, 256
+	x := testRows(r, rows, cols)
+	q, err := QuantizeGGML(GGMLQ5_0, x, rows, cols, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, _ := QuantizeGGML(GGMLQ5_0, x, rows, cols, Options{Threads: 2})
+	if !bytes.Equal(q, q2) {
+		t.Fatal("1 and 2 threads differ")
+	}
+	y := make([]float32, len(x))
+	if err := DequantizeGGML(GGMLQ5_0, q, y); err != nil {
+		t.Fatal(err)
+	}
+	var sx, se, sr, we, wr float64
+	for b := 0; b < len(x); b += 32 {
+		var mx, amax float32
+		for _, v := range x[b : b+32] {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax, mx = a, v
+			}
+		}
+		d := roundF16(mx / -16)
+		for j := b; j < b+32; j++ {
+			l := 0.0
+			if d != 0 {
+				l = math.Min(31, math.Trunc(float64(x[j]/d)+16.5)) - 16
+			}
+			ref := float64(d) * l
+			sx += float64(x[j]) * float64(x[j])
+			se += float64(x[j]-y[j]) * float64(x[j]-y[j])
+			sr += (float64(x[j]) - ref) * (float64(x[j]) - ref)
+			w := float64(x[j]) * float64(x[j])
+			we += w * float64(x[j]-y[j]) * float64(x[j]-y[j])
+			wr += w * (float64(x[j]) - ref) * (float64(x[j]) - ref)
+		}
+	}
+	rel, relR := math.Sqrt(se/sx), math.Sqrt(sr/sx)
+	t.Logf("Q5_0: relative RMSE %.4f (reference rule %.4f); x²-weighted error %.4g vs %.4g", rel, relR, we, wr)
+	if !(rel > 0.01 && rel < 0.08) || !(we < wr) {
+		t.Errorf("relative RMSE %.4f (reference %.4f), weighted error %.4g (reference %.4g)", rel, relR, we, wr)
+	}
+}
