@@ -21,12 +21,13 @@ func q50Block(x, qw []float32, blk []byte) {
 	for _, v := range x {
 		s2 += float32(v * v)
 	}
-	s2 = s2 / 32
+	s2 = float32(s2 / 32) // converted: s2·(1/32) must not fuse with the + below
 	for j, v := range x {
+		vv := float32(v * v)
 		if qw != nil {
-			w[j] = float32(qw[j] * float32(math.Sqrt(float64(float32(s2+float32(v*v))))))
+			w[j] = float32(qw[j] * float32(math.Sqrt(float64(float32(s2+vv)))))
 		} else {
-			w[j] = float32(v * v)
+			w[j] = vv
 		}
 	}
 	var L [32]uint8
