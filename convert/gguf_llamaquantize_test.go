@@ -3,10 +3,13 @@ package convert
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
@@ -177,4 +180,108 @@ func compareRunsTies(r *llamaRun, k [][]float64) (agree, ties int, maxDiff float
 		}
 	}
 	return agree, ties, maxDiff
+}
+
+// TestLlamaQuantizeRMSE (opt-in: KRAFLA_LLAMA_QUANTIZE) measures, per matrix
+// of the synthetic llama (k256 and smollm2-135m shapes), the relative RMSE
+// of llama-quantize's blocks and of quantize.QuantizeGGML's from the same
+// input (the Q8_0 file llama-quantize requantizes, dequantized), no
+// importance matrix, and prints the table worst (ours − llama.cpp's) first.
+// It fails if any of ours is more than 5% above llama.cpp's.
+func TestLlamaQuantizeRMSE(t *testing.T) {
+	lq := llamaQuantize(t)
+	for _, shape := range []string{"k256", "smollm2-135m"} {
+		if shape != "k256" && testing.Short() {
+			continue
+		}
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "ck")
+		if err := hfgen.Write(ck, "llama", hfgen.Options{Seed: 9, Shape: shape}); err != nil {
+			t.Fatal(err)
+		}
+		q8 := filepath.Join(dir, "q8.mlb")
+		if _, err := Convert(context.Background(), ck, Options{Out: q8, F16Scales: true, Threads: 2}); err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Join(dir, "q8.gguf")
+		if _, err := ExportGGUF(q8, base, ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bg, err := gguf.Open(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := map[string][]float32{}
+		for _, ti := range bg.Tensors {
+			if ti.Type != gguf.Q8_0 {
+				continue
+			}
+			x := make([]float32, len(ti.Data)/34*32)
+			for b := range len(ti.Data) / 34 {
+				blk := ti.Data[34*b : 34*b+34]
+				d := quantize.DecodeScales(blk[:2], true)[0]
+				for j := range 32 {
+					x[32*b+j] = float32(int8(blk[2+j])) * d
+				}
+			}
+			src[ti.Name] = x
+		}
+		bg.Close()
+		type row struct {
+			name, typ    string
+			ours, theirs float64
+		}
+		var rows []row
+		for _, typ := range []string{"Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"} {
+			gg := filepath.Join(dir, typ+".gguf")
+			cmd := exec.Command(lq, "--allow-requantize", base, gg, typ)
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(lq))
+			if o, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("llama-quantize %s: %v\n%s", typ, err, o)
+			}
+			f, err := gguf.Open(gg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ti := range f.Tensors {
+				gt, ok := map[gguf.Type]quantize.GGMLType{gguf.Q4_K: quantize.GGMLQ4_K, gguf.Q5_K: quantize.GGMLQ5_K,
+					gguf.Q6_K: quantize.GGMLQ6_K, gguf.IQ4_NL: quantize.GGMLIQ4_NL, gguf.IQ4_XS: quantize.GGMLIQ4_XS, gguf.Q5_0: quantize.GGMLQ5_0}[ti.Type]
+				x := src[ti.Name]
+				if !ok || x == nil {
+					continue
+				}
+				cols := int(ti.Shape[0])
+				theirs := make([]float32, len(x))
+				if err := quantize.DequantizeGGML(gt, ti.Data, theirs); err != nil {
+					t.Fatal(err)
+				}
+				qb, err := quantize.QuantizeGGML(gt, x, len(x)/cols, cols, quantize.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ours := make([]float32, len(x))
+				if err := quantize.DequantizeGGML(gt, qb, ours); err != nil {
+					t.Fatal(err)
+				}
+				var sx, so, st float64
+				for i, v := range x {
+					sx += float64(v) * float64(v)
+					so += float64(ours[i]-v) * float64(ours[i]-v)
+					st += float64(theirs[i]-v) * float64(theirs[i]-v)
+				}
+				rows = append(rows, row{shape + " " + ti.Name, typ + ":" + gt.String(), math.Sqrt(so / sx), math.Sqrt(st / sx)})
+			}
+			f.Close()
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].ours/rows[i].theirs > rows[j].ours/rows[j].theirs })
+		var b strings.Builder
+		fmt.Fprintf(&b, "| matrix | file:type | krafla rel. RMSE | llama-quantize | ratio |\n|---|---|---|---|---|\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %.5f | %.5f | %.3f |\n", r.name, r.typ, r.ours, r.theirs, r.ours/r.theirs)
+			if r.ours > 1.05*r.theirs {
+				t.Errorf("%s %s: relative RMSE %.5f, llama-quantize's %.5f", r.name, r.typ, r.ours, r.theirs)
+			}
+		}
+		t.Logf("%s:\n%s", shape, b.String())
+	}
 }
