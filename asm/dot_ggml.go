@@ -287,42 +287,76 @@ func check32(w []byte, a []int8, da []float32, bb int) int {
 	return nb
 }
 
+// sumChunk is how many blocks of 32 the block-sum kernels do per call:
+// their sums go to an array on the stack.
+const sumChunk = 64
+
 // DotQ5_0 returns the dot product of a Q5_0 row (22-byte blocks) and a Q8_0
 // activation row (QuantizeQ8_0): per block p = Σ (n + 16·h − 16)·a (exact),
 // then Q4_0's step: acc = acc + float32(float32(p)·float32(d·da_b)).
 func DotQ5_0(w []byte, a []int8, da []float32) float32 {
 	nb := check32(w, a, da, 22)
 	var acc float32
-	for b := range nb {
-		blk := w[b*22 : (b+1)*22 : (b+1)*22]
-		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
-		qh := binary.LittleEndian.Uint32(blk[2:])
-		var p int32
-		for j, v := range blk[6:22] {
-			lo := int32(v&15) | int32(qh>>uint(j)&1)<<4
-			hi := int32(v>>4) | int32(qh>>uint(j+16)&1)<<4
-			p += (lo-16)*int32(ab[j]) + (hi-16)*int32(ab[j+16])
+	var p [sumChunk]int32
+	for b0 := 0; b0 < nb; b0 += sumChunk {
+		n := min(sumChunk, nb-b0)
+		q5_0Sums(w[b0*22:(b0+n)*22], a[b0*BlockSize:(b0+n)*BlockSize], p[:n])
+		for j := range n {
+			acc = blockStep(acc, p[j], f16le(w[(b0+j)*22:]), da[b0+j])
 		}
-		acc = blockStep(acc, p, f16le(blk), da[b])
 	}
 	return acc
 }
 
+// q5_0SumsGeneric is the definition of a Q5_0 row's block sums: for the
+// len(p) blocks of w (22 bytes each) and a (32 each), p[b] = Σ_j (n_j −
+// 16)·a_j with n_j the nibble (low for j < 16, high for j ≥ 16, of qs[j%16])
+// plus 16 times bit j of the block's qh.
+func q5_0SumsGeneric(w []byte, a []int8, p []int32) {
+	for b := range p {
+		blk := w[b*22 : (b+1)*22 : (b+1)*22]
+		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		var s int32
+		for j, v := range blk[6:22] {
+			lo := int32(v&15) | int32(qh>>uint(j)&1)<<4
+			hi := int32(v>>4) | int32(qh>>uint(j+16)&1)<<4
+			s += (lo-16)*int32(ab[j]) + (hi-16)*int32(ab[j+16])
+		}
+		p[b] = s
+	}
+}
+
 // DotIQ4_NL returns the dot product of an IQ4_NL row (18-byte blocks) and a
-// Q8_0 activation row: per block p = Σ K[n]·a (exact), then Q4_0's step.
+// Q8_0 activation row: per block p = Σ K[n]·a (exact), then Q4_0's step. a
+// must not hold −128 (QuantizeQ8_0 never writes it; the AVX2 kernel negates
+// activations by the codebook's signs).
 func DotIQ4_NL(w []byte, a []int8, da []float32) float32 {
 	nb := check32(w, a, da, 18)
 	var acc float32
-	for b := range nb {
-		blk := w[b*18 : (b+1)*18 : (b+1)*18]
-		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
-		var p int32
-		for j, v := range blk[2:18] {
-			p += int32(KValuesIQ4[v&15])*int32(ab[j]) + int32(KValuesIQ4[v>>4])*int32(ab[j+16])
+	var p [sumChunk]int32
+	for b0 := 0; b0 < nb; b0 += sumChunk {
+		n := min(sumChunk, nb-b0)
+		iq4nlSums(w[b0*18:(b0+n)*18], a[b0*BlockSize:(b0+n)*BlockSize], p[:n])
+		for j := range n {
+			acc = blockStep(acc, p[j], f16le(w[(b0+j)*18:]), da[b0+j])
 		}
-		acc = blockStep(acc, p, f16le(blk), da[b])
 	}
 	return acc
+}
+
+// iq4nlSumsGeneric is the definition of an IQ4_NL row's block sums: p[b] =
+// Σ_{j<16} K[lo(qs_j)]·a_j + K[hi(qs_j)]·a_{j+16} for the len(p) blocks.
+func iq4nlSumsGeneric(w []byte, a []int8, p []int32) {
+	for b := range p {
+		blk := w[b*18 : (b+1)*18 : (b+1)*18]
+		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		var s int32
+		for j, v := range blk[2:18] {
+			s += int32(KValuesIQ4[v&15])*int32(ab[j]) + int32(KValuesIQ4[v>>4])*int32(ab[j+16])
+		}
+		p[b] = s
+	}
 }
 
 // DotQ4_1 returns the dot product of a Q4_1 row (20-byte blocks: w = d·n + m)
@@ -332,7 +366,24 @@ func DotIQ4_NL(w []byte, a []int8, da []float32) float32 {
 func DotQ4_1(w []byte, a []int8, da []float32) float32 {
 	nb := check32(w, a, da, 20)
 	var acc float32
-	for b := range nb {
+	var pt [2 * sumChunk]int32
+	for b0 := 0; b0 < nb; b0 += sumChunk {
+		n := min(sumChunk, nb-b0)
+		q4_1Sums(w[b0*20:(b0+n)*20], a[b0*BlockSize:(b0+n)*BlockSize], pt[:2*n])
+		for j := range n {
+			blk := w[(b0+j)*20:]
+			acc = blockStep(acc, pt[2*j], f16le(blk), da[b0+j])
+			acc = blockStep(acc, pt[2*j+1], f16le(blk[2:]), da[b0+j])
+		}
+	}
+	return acc
+}
+
+// q4_1SumsGeneric is the definition of a Q4_1 row's block sums: for the
+// len(pt)/2 blocks, pt[2b] = Σ_j n_j·a_j (n the nibbles, low for j < 16)
+// and pt[2b+1] = Σ_j a_j.
+func q4_1SumsGeneric(w []byte, a []int8, pt []int32) {
+	for b := range len(pt) / 2 {
 		blk := w[b*20 : (b+1)*20 : (b+1)*20]
 		ab := a[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
 		var p, t int32
@@ -340,8 +391,45 @@ func DotQ4_1(w []byte, a []int8, da []float32) float32 {
 			p += int32(v&15)*int32(ab[j]) + int32(v>>4)*int32(ab[j+16])
 			t += int32(ab[j]) + int32(ab[j+16])
 		}
-		acc = blockStep(acc, p, f16le(blk), da[b])
-		acc = blockStep(acc, t, f16le(blk[2:]), da[b])
+		pt[2*b], pt[2*b+1] = p, t
 	}
-	return acc
+}
+
+// Q5_0AsQ8_0 writes the Q5_0 blocks of w (22 bytes each) as Q8_0 weights q
+// (n + 16·h − 16, in [−16, 15], 32 per block) and scales d (the binary16 d
+// widened). The Q8_0 product of those (dotQ8_0Generic, and so the packed
+// kernels) is DotQ5_0's bit for bit: both are, block by block, blockStep of
+// the same exact integer sum with the same two float32 factors.
+func Q5_0AsQ8_0(w []byte, q []int8, d []float32) {
+	nb := len(d)
+	if len(w) != nb*22 || len(q) != nb*BlockSize {
+		panic("asm: Q5_0AsQ8_0: lengths")
+	}
+	for b := range nb {
+		blk := w[b*22 : (b+1)*22 : (b+1)*22]
+		qb := q[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		for j, v := range blk[6:22] {
+			qb[j] = int8(int32(v&15)|int32(qh>>uint(j)&1)<<4) - 16
+			qb[j+16] = int8(int32(v>>4)|int32(qh>>uint(j+16)&1)<<4) - 16
+		}
+		d[b] = f16le(blk)
+	}
+}
+
+// IQ4_NLAsQ8_0 is Q5_0AsQ8_0 for IQ4_NL blocks (18 bytes; q = K[n]): the Q8_0
+// product is DotIQ4_NL's bit for bit.
+func IQ4_NLAsQ8_0(w []byte, q []int8, d []float32) {
+	nb := len(d)
+	if len(w) != nb*18 || len(q) != nb*BlockSize {
+		panic("asm: IQ4_NLAsQ8_0: lengths")
+	}
+	for b := range nb {
+		blk := w[b*18 : (b+1)*18 : (b+1)*18]
+		qb := q[b*BlockSize : (b+1)*BlockSize : (b+1)*BlockSize]
+		for j, v := range blk[2:18] {
+			qb[j], qb[j+16] = KValuesIQ4[v&15], KValuesIQ4[v>>4]
+		}
+		d[b] = f16le(blk)
+	}
 }

@@ -23,11 +23,32 @@ func q4kIsumPlain(qs []byte, a []int8, sc *[8]int32) int64 {
 	return s
 }
 
+// ggmlKernels lists the variants this CPU and build can run, generic first
+// (the arch's SIMD ones it lacks are not compared, and say so once per test
+// binary through TestGGMLKernelsListed).
+func ggmlKernels() []Kernel { return AvailableKernels() }
+
+// TestGGMLKernelsListed names the variants the ggml sum tests compare, and
+// skips visibly if this CPU has none of the SIMD ones.
+func TestGGMLKernelsListed(t *testing.T) {
+	t.Logf("ggml sum kernels compared: %v", ggmlKernels())
+	for _, k := range archVariants() {
+		if !Available(k) {
+			t.Logf("%v: not available on this CPU or build, not compared", k)
+		}
+	}
+}
+
 func checkQ4KIsum(t *testing.T, qs []byte, a []int8, sc *[8]int32) {
 	t.Helper()
 	want := q4kIsumPlain(qs, a, sc)
 	if g := q4kIsumGeneric(qs, a, sc); int64(g) != want {
 		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	for _, k := range ggmlKernels() {
+		if g := q4kIsumK(k, qs, a, sc); int64(g) != want {
+			t.Fatalf("%v %d, plain %d", k, g, want)
+		}
 	}
 	if g := q4kIsum(qs, a, sc); int64(g) != want {
 		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
@@ -104,16 +125,13 @@ func BenchmarkQ4KIsum(b *testing.B) {
 		a[i] = int8(r.Intn(255) - 127)
 	}
 	sc := [8]int32{1, 2, 3, 4, 5, 6, 7, 8}
-	b.Run("dispatched", func(b *testing.B) {
-		for range b.N {
-			q4kIsum(qs, a, &sc)
-		}
-	})
-	b.Run("generic", func(b *testing.B) {
-		for range b.N {
-			q4kIsumGeneric(qs, a, &sc)
-		}
-	})
+	for _, k := range ggmlKernels() {
+		b.Run(k.String(), func(b *testing.B) {
+			for range b.N {
+				q4kIsumK(k, qs, a, &sc)
+			}
+		})
+	}
 }
 
 // q6kIsumPlain is the unsigned Q6_K superblock sum from docs/FORMATS.md's
@@ -140,6 +158,11 @@ func checkQ6KIsum(t *testing.T, ql, qh []byte, a []int8, sc *[16]int16) {
 	want := q6kIsumPlain(ql, qh, a, sc)
 	if g := q6kIsumGeneric(ql, qh, a, sc); int64(g) != want {
 		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	for _, k := range ggmlKernels() {
+		if g := q6kIsumK(k, ql, qh, a, sc); int64(g) != want {
+			t.Fatalf("%v %d, plain %d", k, g, want)
+		}
 	}
 	if g := q6kIsum(ql, qh, a, sc); int64(g) != want {
 		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
@@ -222,16 +245,13 @@ func BenchmarkQ6KIsum(b *testing.B) {
 	for s := range sc {
 		sc[s] = int16(s - 8)
 	}
-	b.Run("dispatched", func(b *testing.B) {
-		for range b.N {
-			q6kIsum(ql, qh, a, &sc)
-		}
-	})
-	b.Run("generic", func(b *testing.B) {
-		for range b.N {
-			q6kIsumGeneric(ql, qh, a, &sc)
-		}
-	})
+	for _, k := range ggmlKernels() {
+		b.Run(k.String(), func(b *testing.B) {
+			for range b.N {
+				q6kIsumK(k, ql, qh, a, &sc)
+			}
+		})
+	}
 }
 
 // iq4xsIsumPlain is the IQ4_XS superblock sum from docs/FORMATS.md's table
@@ -257,6 +277,11 @@ func checkIQ4XSIsum(t *testing.T, qs []byte, a []int8, sc *[8]int16) {
 	want := iq4xsIsumPlain(qs, a, sc)
 	if g := iq4xsIsumGeneric(qs, a, sc); int64(g) != want {
 		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	for _, k := range ggmlKernels() {
+		if g := iq4xsIsumK(k, qs, a, sc); int64(g) != want {
+			t.Fatalf("%v %d, plain %d", k, g, want)
+		}
 	}
 	if g := iq4xsIsum(qs, a, sc); int64(g) != want {
 		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
@@ -303,6 +328,33 @@ func TestIQ4XSIsumEquivalence(t *testing.T) {
 	}
 }
 
+// TestIQ4XSIsumAnyActivation: the AVX-512 IQ4_XS kernel (VPDPBUSD with the
+// codebook offset by 128, no sign trick) has no precondition on the
+// activations: with −128 among them it still equals the int64 sum.
+func TestIQ4XSIsumAnyActivation(t *testing.T) {
+	if !Available(AVX512) {
+		t.Skip("AVX512: not available on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(5))
+	qs, a := make([]byte, 128), make([]int8, 256)
+	var sc [8]int16
+	for it := 0; it < 500; it++ {
+		r.Read(qs)
+		for i := range a {
+			a[i] = int8(r.Intn(256) - 128)
+			if r.Intn(4) == 0 {
+				a[i] = -128
+			}
+		}
+		for s := range sc {
+			sc[s] = int16(r.Intn(64) - 32)
+		}
+		if g, want := iq4xsIsumK(AVX512, qs, a, &sc), iq4xsIsumPlain(qs, a, &sc); int64(g) != want {
+			t.Fatalf("avx512 %d, plain %d", g, want)
+		}
+	}
+}
+
 // FuzzIQ4XSIsum compares the dispatched kernel with the plain sum on any
 // bytes, activations in [−127, 127] and 6-bit scales.
 func FuzzIQ4XSIsum(f *testing.F) {
@@ -344,6 +396,11 @@ func checkQ5KIsum(t *testing.T, qs, qh []byte, a []int8, sc *[8]int32) {
 	want := q5kIsumPlain(qs, qh, a, sc)
 	if g := q5kIsumGeneric(qs, qh, a, sc); int64(g) != want {
 		t.Fatalf("generic %d, plain %d", g, want)
+	}
+	for _, k := range ggmlKernels() {
+		if g := q5kIsumK(k, qs, qh, a, sc); int64(g) != want {
+			t.Fatalf("%v %d, plain %d", k, g, want)
+		}
 	}
 	if g := q5kIsum(qs, qh, a, sc); int64(g) != want {
 		t.Fatalf("dispatched (%s) %d, plain %d", Features(), g, want)
@@ -412,4 +469,41 @@ func FuzzQ5KIsum(f *testing.F) {
 		}
 		checkQ5KIsum(t, qs, qh, a, &sc)
 	})
+}
+
+// BenchmarkIQ4XSIsum and BenchmarkQ5KIsum: one superblock's integer sum per
+// variant.
+func BenchmarkIQ4XSIsum(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	qs, a := make([]byte, 128), make([]int8, 256)
+	r.Read(qs)
+	for i := range a {
+		a[i] = int8(r.Intn(255) - 127)
+	}
+	sc := [8]int16{-3, 2, 3, -4, 5, 6, 7, 8}
+	for _, k := range ggmlKernels() {
+		b.Run(k.String(), func(b *testing.B) {
+			for range b.N {
+				iq4xsIsumK(k, qs, a, &sc)
+			}
+		})
+	}
+}
+
+func BenchmarkQ5KIsum(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	qs, qh, a := make([]byte, 128), make([]byte, 32), make([]int8, 256)
+	r.Read(qs)
+	r.Read(qh)
+	for i := range a {
+		a[i] = int8(r.Intn(255) - 127)
+	}
+	sc := [8]int32{1, 2, 3, 4, 5, 6, 7, 8}
+	for _, k := range ggmlKernels() {
+		b.Run(k.String(), func(b *testing.B) {
+			for range b.N {
+				q5kIsumK(k, qs, qh, a, &sc)
+			}
+		})
+	}
 }

@@ -31,6 +31,20 @@ type Options struct {
 	Measure     bool          // measure every matrix's quantization error into Report.Errors
 	Progress    io.Writer     // a progress bar is drawn here when it is a terminal
 	Log         io.Writer     // warnings, one per line; nil = discard
+
+	// GGML, when set (with Type 0; safetensors input), writes a mixed file
+	// whose quantized matrices are ggml blocks of this type, quantized by
+	// quantize.QuantizeGGML (IQ4_NL, IQ4_XS or Q6_K), where their width
+	// allows: IQ4_XS falls back to IQ4_NL and Q6_K to Q8_0 for widths not a
+	// multiple of 256, as llama-quantize does; the linear-attention vectors
+	// and a padded FFN stay Q8_0 (f16 scales).
+	GGML quantize.GGMLType
+	// Mix (with GGML Q4_K or Q5_K) is llama-quantize's _M mix: the
+	// classifier (the shared embedding too) and wv and w2 of the layers
+	// llama.cpp's use_more_bits picks are Q6_K. Where a width is not a
+	// multiple of 256, Q4_K and Q5_K fall back to Q5_0 (llama-quantize
+	// uses Q5_1 for Q5_K, which .mlb does not hold) and Q6_K to Q8_0.
+	Mix bool
 }
 
 // Report says what Convert did.
@@ -88,6 +102,23 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if IsGGUF(dir) {
 		return ConvertGGUF(ctx, dir, opt)
 	}
+	if opt.GGML != 0 {
+		if opt.Type != 0 {
+			return nil, fmt.Errorf("convert: type %v and ggml type %v both given", opt.Type, opt.GGML)
+		}
+		switch opt.GGML {
+		case quantize.GGMLIQ4_NL, quantize.GGMLIQ4_XS, quantize.GGMLQ6_K, quantize.GGMLQ4_K, quantize.GGMLQ5_K:
+		default:
+			return nil, fmt.Errorf("convert: no quantizer for %v (have IQ4_NL, IQ4_XS, Q4_K, Q5_K, Q6_K)", opt.GGML)
+		}
+		if opt.Mix && opt.GGML != quantize.GGMLQ4_K && opt.GGML != quantize.GGMLQ5_K {
+			return nil, fmt.Errorf("convert: the _M mix is for Q4_K and Q5_K, not %v", opt.GGML)
+		}
+		if opt.Q8Mask != 0 {
+			return nil, fmt.Errorf("convert: --q8 classes apply to Q4_0 models, not %v", opt.GGML)
+		}
+		opt.Type, opt.F16Scales = quantize.TypeQ8_0, true // the Q8_0 fallbacks of a mixed file
+	}
 	if opt.Type == 0 {
 		opt.Type = quantize.TypeQ8_0
 	}
@@ -132,6 +163,11 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if opt.F16Scales {
 		h.ScaleF16 = 1
 	}
+	if opt.GGML != 0 {
+		if err := ggmlTypes(&h, opt.GGML, opt.Mix); err != nil {
+			return nil, err
+		}
+	}
 	rule := quantize.BestFit
 	switch opt.Q4Rule {
 	case "":
@@ -161,7 +197,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Imatrix != "" && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
+	if opt.Imatrix != "" && opt.GGML == 0 && (opt.Type != quantize.TypeQ4_0 || rule != quantize.BestFit) {
 		warn("--imatrix only changes Q4_0 blocks quantized with the best-fit rule; it has no effect here")
 	}
 	tok, err := loadTokenizer(dir, opt.NoTokenizer, int(h.Vocab), warn)
@@ -232,14 +268,23 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 			if opt.Measure {
 				acc = &errSums{}
 			}
-			q, s, err := quantizeRows(ctx, pr, ti, qt, qo, bar, &buf, acc)
+			var gt quantize.GGMLType
+			if ti.Type.Blocked() {
+				gt = quantize.GGMLType(mlb.TypeCode(ti.Type)) // mlb's codes are quantize's values
+			}
+			q, s, err := quantizeRows(ctx, pr, ti, qt, gt, qo, bar, &buf, acc)
 			if err != nil {
 				return nil, err
 			}
 			if acc != nil {
 				rep.Errors = append(rep.Errors, tensorError(ti, acc, qo.Importance != nil))
 			}
-			if err := w.WriteMatrix(ti.Name, q, s); err != nil {
+			if gt != 0 {
+				err = w.WriteBlocks(ti.Name, q)
+			} else {
+				err = w.WriteMatrix(ti.Name, q, s)
+			}
+			if err != nil {
 				return nil, err
 			}
 		default:
@@ -290,7 +335,7 @@ var chunkBytes = 16 << 20
 // quantized independently, so the bytes equal those of one Matrix call.
 // With acc set it also sums the quantization error (weighted by
 // qo.Importance when set).
-func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32, acc *errSums) (q, s []byte, err error) {
+func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quantize.Type, gt quantize.GGMLType, qo quantize.Options, bar *progressbar.ProgressBar, bufp *[]float32, acc *errSums) (q, s []byte, err error) {
 	rows, cols := ti.Rows, ti.Cols
 	if pr.t == nil || pr.rows != rows || pr.t.Cols() > cols {
 		return nil, nil, fmt.Errorf("convert: internal error: %s: source does not match %d×%d", ti.Name, rows, cols)
@@ -336,6 +381,23 @@ func quantizeRows(ctx context.Context, pr *producer, ti mlb.TensorInfo, qt quant
 			for i := range x {
 				x[i] *= pr.scale
 			}
+		}
+		if gt != 0 { // ggml blocks (a mixed file): no separate scales
+			cq, err := quantize.QuantizeGGML(gt, x, r1-r0, cols, qo)
+			if err != nil {
+				return nil, nil, fmt.Errorf("convert: %w", err)
+			}
+			if acc != nil {
+				acc.addBlocks(x, cols, gt, cq, qo.Importance)
+			}
+			if q == nil {
+				q = make([]byte, 0, rows*cols/gt.BlockElems()*gt.BlockBytes())
+			}
+			q = append(q, cq...)
+			if bar != nil {
+				bar.Add64(int64(len(x) * dtypeSizes[pr.t.DType]))
+			}
+			continue
 		}
 		cq, cs, err := quantize.Matrix(qt, x, r1-r0, cols, qo)
 		if err != nil {
@@ -411,4 +473,66 @@ func createModel(out string, h *mlb.Header, src string) (*mlb.Writer, error) {
 		return nil, fmt.Errorf("convert: %s: the mapped header does not validate: %w", src, err)
 	}
 	return w, nil
+}
+
+// ggmlTypes makes h a mixed file (wtype 3, f16 scales) whose quantized
+// matrices are of type gt (mix: llama-quantize's _M mix) where
+// Options.GGML and Options.Mix say they can be.
+func ggmlTypes(h *mlb.Header, gt quantize.GGMLType, mix bool) error {
+	probe := *h
+	probe.WType, probe.Q8Mask = mlb.WTypeQ8_0, 0
+	mats, err := mlb.Tensors(&probe)
+	if err != nil {
+		return fmt.Errorf("convert: the mapped header does not validate: %w", err)
+	}
+	base := map[quantize.GGMLType]mlb.DType{quantize.GGMLIQ4_NL: mlb.IQ4_NL, quantize.GGMLIQ4_XS: mlb.IQ4_XS,
+		quantize.GGMLQ4_K: mlb.Q4_K, quantize.GGMLQ5_K: mlb.Q5_K, quantize.GGMLQ6_K: mlb.Q6_K}[gt]
+	// llama-quantize's fallbacks for widths not a multiple of 256.
+	fallback := map[mlb.DType]mlb.DType{mlb.IQ4_XS: mlb.IQ4_NL, mlb.Q4_K: mlb.Q5_0, mlb.Q5_K: mlb.Q5_0, mlb.Q6_K: mlb.Q8_0}
+	nl := int(h.NLayers)
+	h.WType, h.ScaleF16, h.Q8Mask, h.Types = mlb.WTypeMixed, 1, 0, nil
+	for _, t := range mats {
+		if !t.Type.Quantized() {
+			continue
+		}
+		typ := base
+		c := maskClass(t.Name)
+		if mix {
+			cls := t.Name == "wcls" || t.Name == "tok_emb" && h.SharedClassifier != 0
+			if cls || (c == mlb.MaskWV || c == mlb.MaskW2) && useMoreBits(layerOf(t.Name), nl) {
+				typ = mlb.Q6_K
+			}
+		}
+		if f, ok := fallback[typ]; ok && t.Cols%256 != 0 {
+			typ = f
+		}
+		if strings.HasSuffix(t.Name, ".lb") || strings.HasSuffix(t.Name, ".la") || t.Cols%32 != 0 ||
+			h.TrueHiddenDim != 0 && (c == mlb.MaskW13 || c == mlb.MaskW2) {
+			typ = mlb.Q8_0
+		}
+		h.Types = append(h.Types, mlb.TypeCode(typ))
+	}
+	return nil
+}
+
+// useMoreBits is llama.cpp's use_more_bits(i, n): the first and last
+// eighth of the layers and every third one between.
+func useMoreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// layerOf returns N of a "blk.N.…" name, or −1.
+func layerOf(name string) int {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
 }

@@ -711,6 +711,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	if opt.Imatrix != "" {
 		return nil, errors.New("convert: --imatrix is not used for GGUF input (its quantized tensors are copied or requantized as they are)")
 	}
+	if opt.GGML != 0 {
+		return nil, fmt.Errorf("convert: %v output takes safetensors input; a GGUF file's own types are kept with --type keep", opt.GGML)
+	}
 	logw := opt.Log
 	if logw == nil {
 		logw = io.Discard

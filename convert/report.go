@@ -48,6 +48,24 @@ func (a *errSums) add(x []float32, cols int, qt quantize.Type, q, s []byte, f16 
 	}
 }
 
+// addBlocks is add for rows quantized to ggml blocks of type gt.
+func (a *errSums) addBlocks(x []float32, cols int, gt quantize.GGMLType, blocks []byte, imp []float32) {
+	d := make([]float32, len(x))
+	if err := quantize.DequantizeGGML(gt, blocks, d); err != nil {
+		panic(err) // the blocks are QuantizeGGML's, for these rows
+	}
+	for i, v := range x {
+		e := float64(d[i]) - float64(v)
+		ee, ww := e*e, float64(v)*float64(v)
+		if imp != nil {
+			c := float64(imp[i%cols])
+			ee, ww = c*ee, c*ww
+		}
+		a.e += ee
+		a.w += ww
+	}
+}
+
 func (a *errSums) rel() float64 {
 	if a.w == 0 {
 		return 0 // an all-zero matrix quantizes exactly

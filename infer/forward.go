@@ -30,9 +30,29 @@ func (s *Session) quant(x []float32, n, cols int) {
 // mulBlocked computes rows r0..r1 of a blocked matrix's products with the n
 // activation rows quantized last, out[i·w.rows + r] as MatMul lays them out:
 // each output the pure-Go definition (asm/dot_ggml.go) of its row and
-// activation row, so threads and batching change no bit.
+// activation row, so threads and batching change no bit. The Q8_K types go
+// row by row through asm's Dots… (the row's scales unpacked once for the n
+// activation rows, the same bits as the single products).
 func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 	cols := w.cols
+	var dots func([]float32, int, []byte, []int8, []float32, []int16, int)
+	switch w.gt {
+	case quantize.GGMLQ4_K:
+		dots = asm.DotsQ4_K
+	case quantize.GGMLQ5_K:
+		dots = asm.DotsQ5_K
+	case quantize.GGMLQ6_K:
+		dots = asm.DotsQ6_K
+	case quantize.GGMLIQ4_XS:
+		dots = asm.DotsIQ4_XS
+	}
+	if dots != nil {
+		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
+		for r := r0; r < r1; r++ {
+			dots(out[r:], w.rows, w.gRow(r), ak, dk, bk, n)
+		}
+		return
+	}
 	for r := r0; r < r1; r++ {
 		row := w.gRow(r)
 		for i := range n {
@@ -46,20 +66,6 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 				v = asm.DotQ5_0(row, a, da)
 			case quantize.GGMLIQ4_NL:
 				v = asm.DotIQ4_NL(row, a, da)
-			default:
-				ak := s.qk[i*cols : (i+1)*cols]
-				dk := s.dk[i*cols/asm.QK : (i+1)*cols/asm.QK]
-				bk := s.bk[i*cols/16 : (i+1)*cols/16]
-				switch w.gt {
-				case quantize.GGMLQ4_K:
-					v = asm.DotQ4_K(row, ak, dk, bk)
-				case quantize.GGMLQ5_K:
-					v = asm.DotQ5_K(row, ak, dk, bk)
-				case quantize.GGMLQ6_K:
-					v = asm.DotQ6_K(row, ak, dk, bk)
-				case quantize.GGMLIQ4_XS:
-					v = asm.DotIQ4_XS(row, ak, dk, bk)
-				}
 			}
 			out[i*w.rows+r] = v
 		}
@@ -97,7 +103,7 @@ func (s *Session) muls(n int, jobs ...mulJob) {
 			if a, b := max(lo, base), min(hi, base+ng); a < b {
 				cols := w.cols
 				r0, r1 := (a-base)*g, min((b-base)*g, w.rows)
-				if w.blocked() {
+				if !w.packed() {
 					s.mulBlocked(j.out, w, r0, r1, n)
 					base += ng
 					continue

@@ -34,7 +34,7 @@ func (m *Model) mats() []*qmat {
 func packedBytes(ws []*qmat, align int) int {
 	var total int
 	for _, w := range ws {
-		if w.blocked() {
+		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
 		total += roundUp(asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols), align)
@@ -47,12 +47,15 @@ func packedBytes(ws []*qmat, align int) int {
 func packInto(ws []*qmat, buf []byte, align int) {
 	off := 0
 	for _, w := range ws {
-		if w.blocked() {
+		if !w.packed() {
 			continue
 		}
 		n := asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols)
 		dst := buf[off : off+n : off+n]
-		if w.isQ4() {
+		if w.viaQ8 {
+			q, d := w.asQ8()
+			w.pk = asm.PackQ8_0(dst, q, d, w.rows, w.cols, w.f16)
+		} else if w.isQ4() {
 			w.pk = asm.PackQ4_0(dst, w.q4, w.d, w.rows, w.cols, w.f16)
 		} else {
 			w.pk = asm.PackQ8_0(dst, w.q8, w.d, w.rows, w.cols, w.f16)

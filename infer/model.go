@@ -26,12 +26,31 @@ type qmat struct {
 	// asm/dot_ggml.go on them (not packed).
 	gt quantize.GGMLType
 	gb []byte
+	// viaQ8: a Q5_0 or IQ4_NL matrix, whose integer weights fit int8: it
+	// is packed as Q8_0 (asm.Q5_0AsQ8_0, asm.IQ4_NLAsQ8_0) and multiplied
+	// by the packed kernels, the same bits as the definitions; gb still
+	// serves embedding rows.
+	viaQ8 bool
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
 
 // blocked reports whether w is of a ggml block type (gt, gb).
 func (w *qmat) blocked() bool { return w.gt != 0 }
+
+// packed reports whether the products of w read the packed layout (pk).
+func (w *qmat) packed() bool { return !w.blocked() || w.viaQ8 }
+
+// asQ8 writes a viaQ8 matrix's weights and scales as Q8_0.
+func (w *qmat) asQ8() ([]int8, []float32) {
+	q, d := make([]int8, w.rows*w.cols), make([]float32, w.rows*w.cols/32)
+	if w.gt == quantize.GGMLQ5_0 {
+		asm.Q5_0AsQ8_0(w.gb, q, d)
+	} else {
+		asm.IQ4_NLAsQ8_0(w.gb, q, d)
+	}
+	return q, d
+}
 
 // superK reports whether w multiplies Q8_K activations (superblocks of 256).
 func (w *qmat) superK() bool { return w.blocked() && w.gt.BlockElems() == asm.QK }

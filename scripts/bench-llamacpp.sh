@@ -17,6 +17,8 @@
 # adds the rows at that depth, krafla with --kv f16 as llama.cpp's default),
 # KRAFLA_KERNEL (passed through: avx2 for the AVX2 rows), KIND (the table's
 # first column, default the krafla kernel).
+# CONVERT_FLAGS (e.g. "--type keep" for Q4_K_M, Q6_K or IQ4_XS files, so krafla
+# runs the file's own blocks) are passed to krafla convert.
 # BUILD_ONLY=1 only builds llama-bench and prints its path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,7 +98,7 @@ echo "|---|---|---|---|---|"
 for m in "${models[@]}"; do
 	name=$(basename "$m" .gguf)
 	mlb=$dir/$name.mlb
-	[ -f "$mlb" ] || "$krafla" convert "$m" -o "$mlb" >&2
+	[ -f "$mlb" ] || "$krafla" convert "$m" -o "$mlb" ${CONVERT_FLAGS:-} >&2
 	k=$(kr "$mlb" -p "$pp" -n "$tg" --threads "$threads" -r "$reps")
 	l=$(lb -m "$m" -p "$pp" -n "$tg" -t "$threads" -r "$reps")
 	row "$name" "$l" "$k"

@@ -96,7 +96,7 @@ the reason.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "output .mlb (default: the folder's name with .mlb, in the current directory)")
-	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0, q4_0, or keep (GGUF input: every matrix keeps its type, Q4_K/Q5_K/Q6_K/IQ4_XS/IQ4_NL/Q5_0/Q4_1 blocks copied bit for bit)")
+	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0, q4_0, q4_k_m (the quality/size choice), q5_k_m, q4_k, q5_k, q6_k, iq4_nl, iq4_xs (safetensors input: ggml's K-quants, _m as llama-quantize mixes them, and codebook types; where a width is not a multiple of 256 Q4_K and Q5_K fall back to Q5_0, Q6_K to Q8_0 and IQ4_XS to IQ4_NL; --imatrix weights them), or keep (GGUF input: every matrix keeps its type, Q4_K/Q5_K/Q6_K/IQ4_XS/IQ4_NL/Q5_0/Q4_1 blocks copied bit for bit)")
 	f.StringVar(&o.Q8, "q8", "", "with --type q4_0: comma-separated matrix classes to keep in Q8_0")
 	f.StringVar(&o.Q4Rule, "q4-rule", "", "Q4_0 rounding: best (least-squares fit) or round (llama.cpp); default round for Gemma 3, best otherwise")
 	f.StringVar(&o.Imatrix, "imatrix", "", "importance matrix (from krafla imatrix) weighting the Q4_0 best fit")
@@ -118,8 +118,22 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 		opt.Type = quantize.TypeQ4_0
 	case "keep":
 		opt.Type = quantize.TypeKeep
+	case "iq4_nl":
+		opt.GGML = quantize.GGMLIQ4_NL
+	case "iq4_xs":
+		opt.GGML = quantize.GGMLIQ4_XS
+	case "q6_k":
+		opt.GGML = quantize.GGMLQ6_K
+	case "q4_k_m":
+		opt.GGML, opt.Mix = quantize.GGMLQ4_K, true
+	case "q5_k_m":
+		opt.GGML, opt.Mix = quantize.GGMLQ5_K, true
+	case "q4_k":
+		opt.GGML = quantize.GGMLQ4_K
+	case "q5_k":
+		opt.GGML = quantize.GGMLQ5_K
 	default:
-		return usageError{fmt.Errorf("--type %q: want q8_0, q4_0 or keep (GGUF input)", o.Type)}
+		return usageError{fmt.Errorf("--type %q: want q8_0, q4_0, q4_k_m, q5_k_m, q4_k, q5_k, q6_k, iq4_nl, iq4_xs or keep (GGUF input)", o.Type)}
 	}
 	m, err := convert.ParseQ8Classes(o.Q8)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestConvertUsage(t *testing.T) {
 		name string
 		o    convertOptions
 	}{
-		{"type", convertOptions{Type: "q5_k", Threads: 1}},
+		{"type", convertOptions{Type: "q3_k", Threads: 1}},
 		{"q8 class", convertOptions{Type: "q4_0", Q8: "wq", Threads: 1}},
 		{"q8 with q8_0", convertOptions{Type: "q8_0", Q8: "w2", Threads: 1}},
 		{"rule", convertOptions{Type: "q4_0", Q4Rule: "nearest", Threads: 1}},
