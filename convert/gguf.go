@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/krafla/krafla/gguf"
+	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/quantize"
 )
@@ -764,6 +765,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		rep.Q4Rule = rule.String()
 	}
 
+	if tok != nil {
+		pair.Bind(h, tok) // the model and the tokenizer name each other
+	}
 	w, err := createModel(opt.Out, h, path)
 	if err != nil {
 		return nil, err
@@ -857,7 +861,7 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	}
 	worstFirst(rep.Errors)
 	rep.PeakRSS = peakRSS()
-	if err := w.Close(); err != nil {
+	if err := commitOutputs(w, tok, opt.Out); err != nil {
 		return nil, err
 	}
 	done = true
@@ -868,9 +872,6 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	rep.Header, rep.OutBytes = *h, st.Size()
 	if tok != nil {
 		rep.Tokenizer = TokenizerPath(opt.Out)
-		if err := tok.Write(rep.Tokenizer); err != nil {
-			return nil, fmt.Errorf("convert: %w", err)
-		}
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil

@@ -196,7 +196,9 @@ func TestGGUFStories260K(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ta.Bytes(), tb.Bytes()) {
+	// The two models differ (the import has f16 scales), so their pair ids
+	// do; the tokenizers must be the same apart from that.
+	if !bytes.Equal(ta.BytesWithoutPair(), tb.BytesWithoutPair()) {
 		t.Errorf("tokenizer differs from tokenizer.json's: %d merges vs %d, flags %d vs %d", len(ta.Merges), len(tb.Merges), ta.Flags, tb.Flags)
 	}
 }

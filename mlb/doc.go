@@ -46,7 +46,9 @@
 //	152     u32      lin_v_dim
 //	156     u32      lin_conv
 //	160     u32      true_hidden_dim      (krafla extension: FFN width before padding; 0 = hidden_dim)
-//	164     -        zero padding to 256  (the loader refuses any nonzero byte here)
+//	164     u32      pair_version         (krafla extension: 0 no pair record, 1 pair_id follows)
+//	168     u8[16]   pair_id              (the id of the .mlt written with this model; 0 without a record)
+//	184     -        zero padding to 256  (the loader refuses any nonzero byte here)
 //
 // true_hidden_dim is not in SPEC.md: it lives in what SPEC.md calls padding,
 // which every writer zeroes, so files without padded FFNs are unchanged and
