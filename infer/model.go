@@ -94,9 +94,9 @@ type Model struct {
 	closer    func() error
 	huge      func() error // releases the huge-page copy of the weights
 	weightB   int64
-	packOnce  sync.Once            // the weights repacked (ensurePacked, CopyToHugePages)
-	anyK      bool                 // some matrix multiplies Q8_K activations (qmat.superK)
-	pair      [16]byte // the header's pair_id: the tokenizer written with it (zero: no record)
+	packOnce  sync.Once // the weights repacked (ensurePacked, CopyToHugePages)
+	anyK      bool      // some matrix multiplies Q8_K activations (qmat.superK)
+	pair      [16]byte  // the header's pair_id: the tokenizer written with it (zero: no record)
 }
 
 // PairID is the id of the tokenizer written with the model (the header's
