@@ -203,6 +203,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(smallSentencePiece(FlagPrefixOnce).Bytes())
 	f.Add(smallByteLevelPipeline().Bytes())
 	f.Add(smallSentencePiecePipeline().Bytes())
+	paired := smallByteLevel()
+	paired.SetPair([PairIDSize]byte{1, 2, 3})
+	f.Add(paired.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, err := Parse(b)
 		if err != nil {
