@@ -174,3 +174,27 @@ func TestOldPairLoads(t *testing.T) {
 		t.Errorf("without the record: %q, with it %q; want the same text", got, paired)
 	}
 }
+
+// TestInspectPair: inspect shows the pair id of a model and of its
+// tokenizer, the same in both, and none for a file without the record.
+func TestInspectPair(t *testing.T) {
+	_, q8, _ := pairTestModels(t)
+	tok, err := mlt.Open(mltOf(q8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := hexID(tok.Pair)
+	for _, p := range []string{q8, mltOf(q8)} {
+		out, _, err := runCLI("inspect", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "pair_id") || !strings.Contains(out, id) {
+			t.Errorf("inspect %s does not show pair_id %s:\n%s", p, id, out)
+		}
+	}
+	writeFileBytes(t, mltOf(q8), tok.BytesWithoutPair())
+	if out, _, err := runCLI("inspect", mltOf(q8)); err != nil || strings.Contains(out, "pair_id") {
+		t.Errorf("inspect of a tokenizer without the record: %v\n%s", err, out)
+	}
+}
