@@ -50,6 +50,13 @@
 //	168     u8[16]   pair_id              (the id of the .mlt written with this model; 0 without a record)
 //	184     -        zero padding to 256  (the loader refuses any nonzero byte here)
 //
+// pair_version and pair_id are krafla's record of the model–tokenizer pair:
+// convert writes one id into both files (the .mlt's pair section holds the
+// same 16 bytes), and loaders refuse a model beside a tokenizer whose id
+// differs (internal/pair). pair_version is 0 or 1, and pair_id is zero
+// exactly when pair_version is 0; anything else is ML_E_FORMAT. A file
+// without the record has zeros there, as every earlier writer wrote.
+//
 // true_hidden_dim is not in SPEC.md: it lives in what SPEC.md calls padding,
 // which every writer zeroes, so files without padded FFNs are unchanged and
 // readers that ignore the padding compute exactly (the padded channels are

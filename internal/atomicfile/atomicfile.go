@@ -13,6 +13,12 @@
 // that exact target, last modified before this process started, whose PID is
 // not a running process (other than this one). Each removal is reported to the
 // function given to OnStale, so the command can say so.
+//
+// Two files that must change together are written with Prepare (synced,
+// verified, left beside the target) and Rename, in an order their reader can
+// check; a reader that finds the second left behind by a dead writer can
+// finish the job with Leftovers and Adopt (internal/pair does this for a
+// model and its tokenizer).
 package atomicfile
 
 import (
