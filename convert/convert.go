@@ -265,7 +265,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	// renames it into place. Give the conversion's heap back first: the
 	// check maps the whole output.
 	debug.FreeOSMemory()
-	if err := commitOutputs(w, tok, opt.Out); err != nil {
+	if err := commitOutputs(w, tok, opt.Out, warn); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -288,11 +288,19 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 // (bound to it by pair.Bind), in pair.Commit's order: after a kill at any
 // point a reader gets the old pair or the new one, never one of each. Without
 // a tokenizer the model alone is committed.
-func commitOutputs(w *mlb.Writer, tok *mlt.Tokenizer, out string) error {
-	if tok == nil {
-		return w.Close()
+// A tokenizer left beside a model committed alone is warned about when it
+// names another model: the loaders refuse the two together.
+func commitOutputs(w *mlb.Writer, tok *mlt.Tokenizer, out string, warn func(format string, args ...any)) error {
+	if tok != nil {
+		return pair.Commit(w, tok, TokenizerPath(out))
 	}
-	return pair.Commit(w, tok, TokenizerPath(out))
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if old, err := mlt.Open(TokenizerPath(out)); err == nil && old.Flags&mlt.FlagPair != 0 {
+		warn("%s beside the model is an earlier convert's tokenizer and names that model: run, serve and chat refuse the two together (convert with the tokenizer, or give one with -t)", TokenizerPath(out))
+	}
+	return nil
 }
 
 // chunkBytes bounds the float32 rows converted at once, so a large

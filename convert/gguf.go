@@ -861,7 +861,12 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	}
 	worstFirst(rep.Errors)
 	rep.PeakRSS = peakRSS()
-	if err := commitOutputs(w, tok, opt.Out); err != nil {
+	warn := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		rep.Warnings = append(rep.Warnings, s)
+		fmt.Fprintln(logw, "warning:", s)
+	}
+	if err := commitOutputs(w, tok, opt.Out, warn); err != nil {
 		return nil, err
 	}
 	done = true

@@ -123,8 +123,12 @@ func TestRefuseOtherPair(t *testing.T) {
 	// A model converted without its tokenizer has no record: the old
 	// tokenizer beside it (which names the model it was written with) is
 	// refused.
-	if err := runConvert(context.Background(), ck, convertOptions{Output: q8, Type: "q4_0", Threads: 1, NoTokenizer: true}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+	var warned bytes.Buffer
+	if err := runConvert(context.Background(), ck, convertOptions{Output: q8, Type: "q4_0", Threads: 1, NoTokenizer: true}, &bytes.Buffer{}, &warned); err != nil {
 		t.Fatal(err)
+	}
+	if want := "warning: " + mltOf(q8) + " beside the model is an earlier convert's tokenizer"; !strings.Contains(warned.String(), want) {
+		t.Errorf("convert --no-tokenizer beside a paired tokenizer: stderr %q, want %q", warned.String(), want)
 	}
 	_, _, err = runCLI("run", q8, "-p", "The", "-n", "1", "--no-huge-pages")
 	check(t, err, mltOf(q8), "the model has no pair record")
