@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func writeFileBytes(t *testing.T, p string, b []byte) {
 	}
 }
 
-// TestRefuseOtherPair: run, serve and export refuse a model beside a
+// TestRefuseOtherPair: run, serve, export, ppl and chat refuse a model beside a
 // tokenizer it was not written with: that of another convert of the same
 // checkpoint (the tokenizers differ only in the pair they name), or one
 // written by krafla tokenize, which has no record; the error names both files
@@ -114,6 +115,8 @@ func TestRefuseOtherPair(t *testing.T) {
 			_, _, err = runCLI("export", q8, "-o", filepath.Join(t.TempDir(), "m.gguf"))
 			check(t, err, mltOf(q8), c.says)
 			_, _, err = runCLI("ppl", q8, "-f", writeRunText(t, 40), "--ctx", "16")
+			check(t, err, mltOf(q8), c.says)
+			err = runChat(context.Background(), q8, chatOptions{modelOptions: modelOptions{Threads: 1}}, strings.NewReader("Hi\n"), io.Discard, io.Discard)
 			check(t, err, mltOf(q8), c.says)
 		})
 	}
