@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlt"
 	"github.com/krafla/krafla/quantize"
 	"github.com/schollz/progressbar/v3"
 )
@@ -204,6 +206,9 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tok != nil {
+		pair.Bind(&h, tok) // the model and the tokenizer name each other
+	}
 
 	w, err := createModel(opt.Out, &h, dir)
 	if err != nil {
@@ -305,7 +310,7 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	// renames it into place. Give the conversion's heap back first: the
 	// check maps the whole output.
 	debug.FreeOSMemory()
-	if err := w.Close(); err != nil {
+	if err := commitOutputs(w, tok, opt.Out, warn); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -319,12 +324,28 @@ func Convert(ctx context.Context, dir string, opt Options) (*Report, error) {
 	rep.Header, rep.OutBytes = h, st.Size()
 	if tok != nil {
 		rep.Tokenizer = TokenizerPath(opt.Out)
-		if err := tok.Write(rep.Tokenizer); err != nil {
-			return nil, fmt.Errorf("convert: %w", err)
-		}
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// commitOutputs puts the finished model in place, and with it its tokenizer
+// (bound to it by pair.Bind), in pair.Commit's order: after a kill at any
+// point a reader gets the old pair or the new one, never one of each. Without
+// a tokenizer the model alone is committed.
+// A tokenizer left beside a model committed alone is warned about when it
+// names another model: the loaders refuse the two together.
+func commitOutputs(w *mlb.Writer, tok *mlt.Tokenizer, out string, warn func(format string, args ...any)) error {
+	if tok != nil {
+		return pair.Commit(w, tok, TokenizerPath(out))
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if old, err := mlt.Open(TokenizerPath(out)); err == nil && old.Flags&mlt.FlagPair != 0 {
+		warn("%s beside the model is an earlier convert's tokenizer and names that model: run, serve and chat refuse the two together (convert with the tokenizer, or give one with -t)", TokenizerPath(out))
+	}
+	return nil
 }
 
 // chunkBytes bounds the float32 rows converted at once, so a large

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/krafla/krafla/gguf"
+	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlt"
 	"github.com/krafla/krafla/quantize"
@@ -784,6 +785,9 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 		rep.Q4Rule = rule.String()
 	}
 
+	if tok != nil {
+		pair.Bind(h, tok) // the model and the tokenizer name each other
+	}
 	w, err := createModel(opt.Out, h, path)
 	if err != nil {
 		return nil, err
@@ -877,7 +881,12 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	}
 	worstFirst(rep.Errors)
 	rep.PeakRSS = peakRSS()
-	if err := w.Close(); err != nil {
+	warn := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		rep.Warnings = append(rep.Warnings, s)
+		fmt.Fprintln(logw, "warning:", s)
+	}
+	if err := commitOutputs(w, tok, opt.Out, warn); err != nil {
 		return nil, err
 	}
 	done = true
@@ -888,9 +897,6 @@ func ConvertGGUF(ctx context.Context, path string, opt Options) (*Report, error)
 	rep.Header, rep.OutBytes = *h, st.Size()
 	if tok != nil {
 		rep.Tokenizer = TokenizerPath(opt.Out)
-		if err := tok.Write(rep.Tokenizer); err != nil {
-			return nil, fmt.Errorf("convert: %w", err)
-		}
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil

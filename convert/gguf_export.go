@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/krafla/krafla/gguf"
+	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlt"
 	"github.com/x448/float16"
@@ -138,7 +139,8 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 		}
 	}
 	if tokPath != "" {
-		t, err := mlt.Open(tokPath)
+		// Only the model's own tokenizer goes into the GGUF.
+		t, err := pair.OpenTokenizer(in, h.PairID, tokPath)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
@@ -542,7 +544,7 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 	case mlt.KindByteLevel:
 		add("model", gguf.String("gpt2"))
 		pre := pipePre
-		fl := t.Flags &^ (mlt.FlagAddBOS | mlt.FlagChat | mlt.FlagPost | mlt.FlagEmbed)
+		fl := t.Flags &^ (mlt.FlagAddBOS | mlt.FlagChat | mlt.FlagPost | mlt.FlagEmbed | mlt.FlagPair)
 		for _, name := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact"} {
 			if ggufPreFlags[name] == fl && pre == "" {
 				pre = name

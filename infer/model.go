@@ -115,7 +115,12 @@ type Model struct {
 	weightB   int64
 	packOnce  sync.Once // the weights repacked (ensurePacked, CopyToHugePages)
 	anyK      bool      // some matrix multiplies Q8_K activations (qmat.superK)
+	pair      [16]byte  // the header's pair_id: the tokenizer written with it (zero: no record)
 }
+
+// PairID is the id of the tokenizer written with the model (the header's
+// pair_id), zero when the file has no pair record.
+func (m *Model) PairID() [16]byte { return m.pair }
 
 // Config returns the model's resolved configuration.
 func (m *Model) Config() Config { return m.cfg }

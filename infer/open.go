@@ -26,7 +26,12 @@ func Open(path string) (*Model, error) {
 
 // FromFile builds a model over an open file; closing the model does not close f.
 func FromFile(f *mlb.File) (*Model, error) {
-	return build(ConfigOf(&f.Header), fileSource{f})
+	m, err := build(ConfigOf(&f.Header), fileSource{f})
+	if err != nil {
+		return nil, err
+	}
+	m.pair = f.Header.PairID
+	return m, nil
 }
 
 // ConfigOf translates an .mlb header into the forward pass's configuration.

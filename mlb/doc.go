@@ -46,7 +46,16 @@
 //	152     u32      lin_v_dim
 //	156     u32      lin_conv
 //	160     u32      true_hidden_dim      (krafla extension: FFN width before padding; 0 = hidden_dim)
-//	164     -        zero padding to 256  (the loader refuses any nonzero byte here)
+//	164     u32      pair_version         (krafla extension: 0 no pair record, 1 pair_id follows)
+//	168     u8[16]   pair_id              (the id of the .mlt written with this model; 0 without a record)
+//	184     -        zero padding to 256  (the loader refuses any nonzero byte here)
+//
+// pair_version and pair_id are krafla's record of the model–tokenizer pair:
+// convert writes one id into both files (the .mlt's pair section holds the
+// same 16 bytes), and loaders refuse a model beside a tokenizer whose id
+// differs (internal/pair). pair_version is 0 or 1, and pair_id is zero
+// exactly when pair_version is 0; anything else is ML_E_FORMAT. A file
+// without the record has zeros there, as every earlier writer wrote.
 //
 // true_hidden_dim is not in SPEC.md: it lives in what SPEC.md calls padding,
 // which every writer zeroes, so files without padded FFNs are unchanged and

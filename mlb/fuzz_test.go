@@ -108,6 +108,8 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte("MLB1"))
 	h := mlbtest.Base()
 	f.Add(h.Marshal())
+	h.SetPair([mlb.PairIDSize]byte{1, 2, 3}) // the pair record
+	f.Add(h.Marshal())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A hang is a finding too: crash so the fuzzer saves the input.
 		timer := time.AfterFunc(10*time.Second, func() { panic("mlb.Parse hangs on this input") })

@@ -80,6 +80,11 @@ type Header struct {
 	AttnSoftcap, FinalSoftcap                                         float32
 	RotDim, AttnGate, LinKHeads, LinVHeads, LinKDim, LinVDim, LinConv uint32
 	TrueHiddenDim                                                     uint32 // krafla's extension at 160 (docs/FORMATS.md)
+	// The model–tokenizer pair (krafla's extension at 164, docs/FORMATS.md):
+	// PairVersion 1 says that PairID is the id the .mlt written with this
+	// model carries; 0 (and a zero PairID) is a file without the record.
+	PairVersion uint32
+	PairID      [PairIDSize]byte
 
 	Flags []uint8 // the per-layer flag bytes (body), len NLayers when LayerFlags == 1
 	Types []uint8 // the type table (body): one type code per matrix in file order, when WType == WTypeMixed
@@ -112,10 +117,27 @@ func f32f(name string, off int, meaning string, p func(*Header) *float32) Field 
 }
 
 // ReservedStart is where the header's zero padding begins: SPEC.md's fields end
-// at 160, and krafla's one extension, true_hidden_dim, takes bytes 160 to 163.
-// The loader refuses a file with any other byte of 164 to 255 set: a field it
-// does not know would change what the file means.
-const ReservedStart = 164
+// at 160, and krafla's extensions take bytes 160 to 183 (true_hidden_dim, then
+// pair_version and pair_id). The loader refuses a file with any other byte of
+// 184 to 255 set: a field it does not know would change what the file means.
+const ReservedStart = 184
+
+// The pair record (docs/FORMATS.md, "Model and tokenizer pair").
+const (
+	PairVersionOffset = 164 // u32 pair_version: 0 none, 1 pair_id holds the pair's id
+	PairIDOffset      = 168 // u8[16] pair_id
+	PairIDSize        = 16
+)
+
+// SetPair records id as the pair's id (pair_version 1); a zero id removes
+// the record.
+func (h *Header) SetPair(id [PairIDSize]byte) {
+	h.PairID = id
+	h.PairVersion = 0
+	if id != ([PairIDSize]byte{}) {
+		h.PairVersion = 1
+	}
+}
 
 // fields lists the header after the magic, in offset order (4 to 163).
 var fields = []Field{
@@ -186,6 +208,8 @@ func (h *Header) Marshal() []byte {
 			binary.LittleEndian.PutUint32(b[f.Offset:], *f.u(h))
 		}
 	}
+	binary.LittleEndian.PutUint32(b[PairVersionOffset:], h.PairVersion)
+	copy(b[PairIDOffset:], h.PairID[:])
 	return b
 }
 
@@ -214,6 +238,8 @@ func (h *Header) Unmarshal(b []byte) error {
 			*f.u(h) = v
 		}
 	}
+	h.PairVersion = binary.LittleEndian.Uint32(b[PairVersionOffset:])
+	copy(h.PairID[:], b[PairIDOffset:])
 	return nil
 }
 

@@ -107,6 +107,35 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
+// ReadHeader reads only the 256-byte header of the file at path and checks
+// its magic, its reserved bytes and its pair record, not the rest (Open
+// validates a file). It serves callers that need a model's pair id without
+// mapping it.
+func ReadHeader(path string) (*Header, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, ioErr(path, err)
+	}
+	defer fh.Close()
+	b := make([]byte, HeaderSize)
+	n, err := io.ReadFull(fh, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, ioErr(path, err)
+	}
+	var h Header
+	err = h.Unmarshal(b[:n])
+	if err == nil {
+		err = checkReserved(b)
+	}
+	if err == nil {
+		err = h.validatePair()
+	}
+	if err != nil {
+		return nil, withPath(err, path)
+	}
+	return &h, nil
+}
+
 // Parse validates an .mlb image held in memory, as Open does. The returned
 // tensors point into b.
 func Parse(b []byte) (*File, error) { return load(b, "") }

@@ -54,6 +54,9 @@ func (h *Header) validateFormat() error {
 	if err := h.validateRope(); err != nil {
 		return err
 	}
+	if err := h.validatePair(); err != nil {
+		return err
+	}
 	if h.Q8Mask&^maskKnown != 0 {
 		return formatErr(off("q8_mask"), "q8_mask %#x has unknown bits (known: %#x)", h.Q8Mask, maskKnown)
 	}
@@ -322,4 +325,19 @@ func (h *Header) validateTypes(tableOff int64) error {
 		}
 	})
 	return err
+}
+
+// validatePair checks the pair record (docs/FORMATS.md, "Model and tokenizer
+// pair"): a version this reader knows, and an id exactly when there is one.
+func (h *Header) validatePair() error {
+	zero := h.PairID == [PairIDSize]byte{}
+	switch {
+	case h.PairVersion > 1:
+		return formatErr(PairVersionOffset, "pair_version %d is unknown (0: no pair record, 1: pair_id names the .mlt written with this model)", h.PairVersion)
+	case h.PairVersion == 0 && !zero:
+		return formatErr(PairIDOffset, "pair_id is set but pair_version is 0 (no pair record); the bytes must be 0")
+	case h.PairVersion == 1 && zero:
+		return formatErr(PairIDOffset, "pair_id is zero with pair_version 1 (a pair record names a nonzero id)")
+	}
+	return nil
 }

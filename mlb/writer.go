@@ -25,6 +25,8 @@ type Writer struct {
 	pos  int64
 	err  error // sticky: the first error ends the file
 	done bool
+	// prepared: complete, synced and verified; only Commit's rename is left
+	prepared bool
 }
 
 var zeros [Align]byte
@@ -79,6 +81,9 @@ func (w *Writer) write(b []byte) {
 }
 
 func (w *Writer) pad() { w.write(zeros[:(Align-w.pos%Align)%Align]) }
+
+// Path returns the file the writer puts in place.
+func (w *Writer) Path() string { return w.path }
 
 // Header returns the header being written.
 func (w *Writer) Header() *Header { return &w.h }
@@ -203,6 +208,24 @@ func (w *Writer) Close() error {
 	if w.done {
 		return w.err
 	}
+	if err := w.Prepare(); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// Prepare is Close without the rename: the complete file is synced and
+// verified, and waits beside the destination for Commit (or Abort). A model
+// whose tokenizer must change with it is prepared, then the tokenizer, and
+// only then are both renamed (internal/pair). On any error the temporary file
+// is removed.
+func (w *Writer) Prepare() error {
+	if w.done || w.prepared {
+		if w.err != nil {
+			return w.err
+		}
+		return fmt.Errorf("mlb: %s: Prepare after Prepare, Close or Abort", w.path)
+	}
 	if w.err == nil && w.next < len(w.ts) {
 		w.err = &Error{Code: CodeFormat, Path: w.path, Offset: -1,
 			Msg: fmt.Sprintf("closed with %d tensors unwritten, next %s", len(w.ts)-w.next, w.ts[w.next].Name)}
@@ -215,7 +238,7 @@ func (w *Writer) Close() error {
 	if w.err == nil {
 		// Verify with every check of the loader before the file replaces
 		// anything at w.path, so a file that fails never lands there.
-		err := w.tmp.Commit(func(tmp string) error {
+		err := w.tmp.Prepare(func(tmp string) error {
 			f, err := Open(tmp)
 			if err != nil {
 				var e *Error
@@ -238,6 +261,23 @@ func (w *Writer) Close() error {
 		w.Abort()
 		w.err = err
 		return err
+	}
+	w.prepared = true
+	return nil
+}
+
+// Commit renames the file Prepare verified into place.
+func (w *Writer) Commit() error {
+	if w.done || !w.prepared {
+		if w.err != nil {
+			return w.err
+		}
+		return fmt.Errorf("mlb: %s: Commit without Prepare, or after Close or Abort", w.path)
+	}
+	if err := w.tmp.Rename(); err != nil {
+		w.err = writeErr(w.path, err)
+		w.done = true
+		return w.err
 	}
 	w.done = true
 	return nil

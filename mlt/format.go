@@ -49,8 +49,9 @@ const (
 	FlagChat     = 1024 // a chat section (chat.go) follows, after the pipeline section if any
 	FlagPost     = 2048 // a post-processor section (postproc.go) follows
 	FlagEmbed    = 4096 // an embedding section (embed.go) follows
+	FlagPair     = 8192 // a pair section (pair.go) follows, last: the id of the model written with this tokenizer
 
-	flagsKnown      = 8191
+	flagsKnown      = 16383
 	flagsKind1Only  = FlagPrefixOnce | FlagNoPrefix
 	flagsKind2Only  = FlagNFC | FlagSingleDigits | FlagGPT2Regex | FlagSplitDigits | FlagQwen35Regex
 	headerSize      = 32
@@ -70,7 +71,7 @@ var flagNames = []struct {
 	{FlagAddBOS, "add_bos"}, {FlagIgnoreMerges, "ignore_merges"}, {FlagPrefixOnce, "prefix_once"},
 	{FlagNFC, "nfc"}, {FlagSingleDigits, "single_digits"}, {FlagGPT2Regex, "gpt2_regex"},
 	{FlagSplitDigits, "split_digits"}, {FlagNoPrefix, "no_prefix"}, {FlagQwen35Regex, "qwen35_regex"},
-	{FlagPipeline, "pipeline"}, {FlagChat, "chat"}, {FlagPost, "post"}, {FlagEmbed, "embed"},
+	{FlagPipeline, "pipeline"}, {FlagChat, "chat"}, {FlagPost, "post"}, {FlagEmbed, "embed"}, {FlagPair, "pair"},
 }
 
 // FlagNames returns the names of the set bits of flags, in bit order; unknown
@@ -119,10 +120,11 @@ type Tokenizer struct {
 	Tokens []Token
 	Merges [][3]uint32 // left, right, merged; in rank order
 	// Extension sections: non-nil exactly when the flag is set.
-	Pipeline *Pipeline // FlagPipeline
-	Chat     *Chat     // FlagChat
-	Post     *Post     // FlagPost
-	Embed    *Embed    // FlagEmbed
+	Pipeline *Pipeline        // FlagPipeline
+	Chat     *Chat            // FlagChat
+	Post     *Post            // FlagPost
+	Embed    *Embed           // FlagEmbed
+	Pair     [PairIDSize]byte // FlagPair: the pair's id (pair.go); zero without the section
 
 	once    sync.Once
 	pieceID map[string]int // normal tokens: bytes → id
@@ -517,7 +519,17 @@ func (t *Tokenizer) validate(mergeOff int64) error {
 }
 
 // Bytes encodes t as an .mlt image. It does not validate t.
-func (t *Tokenizer) Bytes() []byte {
+func (t *Tokenizer) Bytes() []byte { return t.bytes(true) }
+
+// BytesWithoutPair encodes t as it would be without its pair section (flag
+// 2048 clear): the canonical content a pair id is derived from.
+func (t *Tokenizer) BytesWithoutPair() []byte { return t.bytes(false) }
+
+func (t *Tokenizer) bytes(pair bool) []byte {
+	flags := t.Flags
+	if !pair {
+		flags &^= FlagPair
+	}
 	size := headerSize + len(t.Merges)*mergeSize
 	for _, tok := range t.Tokens {
 		size += tokenHeaderSize + len(tok.Bytes)
@@ -531,7 +543,7 @@ func (t *Tokenizer) Bytes() []byte {
 	b = le.AppendUint32(b, uint32(len(t.Merges)))
 	b = le.AppendUint32(b, uint32(t.BOS))
 	b = le.AppendUint32(b, uint32(t.EOS))
-	b = le.AppendUint32(b, t.Flags)
+	b = le.AppendUint32(b, flags)
 	for _, tok := range t.Tokens {
 		b = append(b, tok.Attr)
 		b = le.AppendUint32(b, uint32(len(tok.Bytes)))
@@ -542,7 +554,7 @@ func (t *Tokenizer) Bytes() []byte {
 		b = le.AppendUint32(b, m[1])
 		b = le.AppendUint32(b, m[2])
 	}
-	return t.appendSections(b)
+	return t.appendSections(b, pair)
 }
 
 // Write validates t and writes it to path atomically: a temporary file in the

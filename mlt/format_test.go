@@ -120,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"magic", mod(good, func(b []byte) []byte { copy(b, "MLB1"); return b }), "bad magic"},
 		{"version", mod(good, put(4, 2)), "unsupported version 2"},
 		{"kind", mod(good, put(8, 3)), "unknown kind 3"},
-		{"unknown flag", mod(good, put(28, 8192)), "unknown flag bits 0x2000"},
+		{"unknown flag", mod(good, put(28, 16384)), "unknown flag bits 0x4000"},
 		{"section flag without its section", mod(good, put(28, 512)), "pipeline section's 8-byte header is missing"},
 		{"kind 1 flag on kind 2", mod(good, put(28, FlagNoPrefix)), "are for SentencePiece tokenizers"},
 		{"kind 2 flag on kind 1", mod(sp, put(28, FlagNFC)), "are for byte-level tokenizers"},
@@ -208,6 +208,9 @@ func FuzzParse(f *testing.F) {
 		Pair: []PostItem{{Seq: PostSpecial, IDs: []int32{3}}, {Seq: PostSeqB}, {Seq: PostSeqA}}})
 	pe.SetEmbed(&Embed{Pooling: PoolLast, Normalize: true, Prompts: []NamedPrompt{{"query", "q: "}}, DefaultPrompt: "query"})
 	f.Add(pe.Bytes())
+	paired := smallByteLevel()
+	paired.SetPair([PairIDSize]byte{1, 2, 3})
+	f.Add(paired.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, err := Parse(b)
 		if err != nil {

@@ -32,6 +32,7 @@ var sections = []section{
 	{FlagChat, "chat", func(t *Tokenizer) bool { return t.Chat != nil }, parseChatSection, appendChatSection, checkChatSection},
 	{FlagPost, "post-processor", func(t *Tokenizer) bool { return t.Post != nil }, parsePostSection, appendPostSection, checkPostSection},
 	{FlagEmbed, "embedding", func(t *Tokenizer) bool { return t.Embed != nil }, parseEmbedSection, appendEmbedSection, checkEmbedSection},
+	{FlagPair, "pair", func(t *Tokenizer) bool { return t.Pair != [PairIDSize]byte{} }, parsePairSection, appendPairSection, nil},
 }
 
 const sectionHeaderSize = 8
@@ -62,11 +63,12 @@ func (t *Tokenizer) parseSections(b []byte, off int64) (int64, error) {
 	return off, nil
 }
 
-// appendSections encodes the sections present in t, in bit order.
-func (t *Tokenizer) appendSections(b []byte) []byte {
+// appendSections encodes the sections present in t, in bit order; without
+// pair, the pair section is left out.
+func (t *Tokenizer) appendSections(b []byte, pair bool) []byte {
 	le := binary.LittleEndian
 	for _, s := range sections {
-		if !s.present(t) {
+		if !s.present(t) || !pair && s.flag == FlagPair {
 			continue
 		}
 		at := len(b)

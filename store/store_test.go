@@ -11,6 +11,7 @@ import (
 	"github.com/krafla/krafla/hub"
 	"github.com/krafla/krafla/hub/hubtest"
 	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlt"
 )
 
 // stories reads the real checkpoint in testdata.
@@ -69,8 +70,11 @@ func TestPullCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := os.Stat(strings.TrimSuffix(m.Path, ".mlb") + ".mlt"); err != nil {
+	// The pulled model and its tokenizer are one pair: each names the other.
+	if tok, err := mlt.Open(strings.TrimSuffix(m.Path, ".mlb") + ".mlt"); err != nil {
 		t.Error(err)
+	} else if f.Header.PairVersion != 1 || f.Header.PairID != tok.Pair {
+		t.Errorf("model pair record %d %x, tokenizer %x: want one id in both", f.Header.PairVersion, f.Header.PairID, tok.Pair)
 	}
 	// Found again without any request, offline too.
 	n := len(h.Log())

@@ -53,7 +53,11 @@ The model is converted tensor by tensor, so memory stays near the largest
 tensor; the output is written to a temporary file (.NAME.krafla-tmp-PID-N),
 renamed into place and opened again to verify it before convert reports
 success. A convert that was killed leaves that file behind; the next convert
-to the same output removes it and says so.
+to the same output removes it and says so. The model and its tokenizer name
+each other (one pair id in both), both are written completely before either is
+renamed, and the model is renamed first: run, serve and chat refuse a model
+beside a tokenizer it was not written with, and complete a pair that a killed
+convert left between the two renames.
 
 A GGUF file (llama.cpp, ollama, the Hub's -GGUF repositories) is recognised
 by its magic and imported: llama (and Mistral), qwen2, qwen3, gemma, gemma2,

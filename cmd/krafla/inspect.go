@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -269,6 +270,11 @@ func mlbBuildReport(f *mlb.File, withArrays bool) mlbReport {
 			t = "f32"
 		}
 		r.Header = append(r.Header, mlbField{Name: fd.Name, Offset: fd.Offset, Type: t, Value: fd.Value(h), Meaning: fd.Meaning})
+	}
+	if h.PairVersion != 0 { // the pair record (docs/FORMATS.md), shown where a file has one
+		r.Header = append(r.Header,
+			mlbField{Name: "pair_version", Offset: mlb.PairVersionOffset, Type: "u32", Value: h.PairVersion, Meaning: "pair record: 1, pair_id follows"},
+			mlbField{Name: "pair_id", Offset: mlb.PairIDOffset, Type: "u8[16]", Value: hex.EncodeToString(h.PairID[:]), Meaning: "the id the tokenizer written with this model carries"})
 	}
 	for _, b := range h.Flags {
 		r.Flags = append(r.Flags, int(b))

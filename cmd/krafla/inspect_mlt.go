@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,7 @@ type mltJSON struct {
 	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
 	MergeList  []mltMergeJSON `json:"sample_merges"`
 	Chat       *mltChatJSON   `json:"chat,omitempty"`
+	Pair       string         `json:"pair_id,omitempty"` // the pair section: the model written with it
 	Pipeline   *mltPipeJSON   `json:"pipeline,omitempty"`
 	Post       *mltPostJSON   `json:"post_processor,omitempty"`
 	Embedding  *mltEmbedJSON  `json:"embedding,omitempty"`
@@ -148,6 +150,9 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if j.FlagNames == nil {
 		j.FlagNames = []string{}
+	}
+	if t.Flags&mlt.FlagPair != 0 {
+		j.Pair = hex.EncodeToString(t.Pair[:])
 	}
 	if t.Pipeline != nil {
 		j.Pipeline = pipelineJSON(t.Pipeline)
@@ -292,6 +297,9 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		fmt.Fprintf(out, "  chat         %s\n", chatTemplateNames(c))
 		fmt.Fprintf(out, "  chat tokens  bos_token %q, eos_token %q\n", c.BOSToken, c.EOSToken)
 		fmt.Fprintf(out, "  chat stops   %s\n", strings.Join(ids, ", "))
+	}
+	if j.Pair != "" {
+		fmt.Fprintf(out, "  pair_id      %s (the model written with this tokenizer has it)\n", j.Pair)
 	}
 	fmt.Fprintf(out, "sample tokens:\n")
 	for _, e := range j.Tokens {

@@ -20,6 +20,7 @@ import (
 	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/internal/atomicfile"
+	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -180,7 +181,9 @@ func loadModel(path string, o modelOptions) (*infer.Model, *mlt.Tokenizer, error
 	if tp == "" {
 		tp = strings.TrimSuffix(path, filepath.Ext(path)) + ".mlt"
 	}
-	tok, err := mlt.Open(tp)
+	// The tokenizer must be the one written with the model (an interrupted
+	// convert's half-renamed pair is completed first).
+	tok, err := pair.OpenTokenizer(path, m.PairID(), tp)
 	if err != nil {
 		m.Close()
 		if o.Tokenizer == "" && errors.Is(err, os.ErrNotExist) {

@@ -13,6 +13,12 @@
 // that exact target, last modified before this process started, whose PID is
 // not a running process (other than this one). Each removal is reported to the
 // function given to OnStale, so the command can say so.
+//
+// Two files that must change together are written with Prepare (synced,
+// verified, left beside the target) and Rename, in an order their reader can
+// check; a reader that finds the second left behind by a dead writer can
+// finish the job with Leftovers and Adopt (internal/pair does this for a
+// model and its tokenizer).
 package atomicfile
 
 import (
@@ -40,9 +46,13 @@ type Stale struct {
 	Size    int64     // bytes
 	ModTime time.Time // its last write
 	Err     error     // non-nil when the removal failed
+	Adopted bool      // renamed onto Target by Adopt instead of removed
 }
 
 func (s Stale) String() string {
+	if s.Adopted {
+		return fmt.Sprintf("completed the interrupted write of process %d: renamed %s (%s), complete, onto %s", s.PID, s.Path, sizeString(s.Size), s.Target)
+	}
 	if s.Err != nil {
 		return fmt.Sprintf("cannot remove %s, a temporary file of %s left by interrupted process %d: %v", s.Path, s.Target, s.PID, s.Err)
 	}
@@ -76,6 +86,7 @@ func OnStale(fn func(Stale)) {
 type File struct {
 	*os.File        // the temporary file, open for writing
 	target   string // where Commit puts it
+	prepared bool   // synced, closed and verified: only the rename is left
 	done     bool
 }
 
@@ -102,8 +113,20 @@ func (f *File) Target() string { return f.target }
 // not nil) on its closed path, and renames it onto the target. On any error
 // the temporary file is removed and the target is untouched.
 func (f *File) Commit(verify func(tmp string) error) error {
-	if f.done {
-		return fmt.Errorf("atomicfile: %s: committed or aborted already", f.target)
+	if err := f.Prepare(verify); err != nil {
+		return err
+	}
+	return f.Rename()
+}
+
+// Prepare is Commit without the rename: the temporary file is synced, closed,
+// made readable and verified, and stays where it is until Rename (or Abort).
+// Two files that must change together (a model and its tokenizer) are both
+// prepared before either is renamed. On any error the temporary file is
+// removed.
+func (f *File) Prepare(verify func(tmp string) error) error {
+	if f.done || f.prepared {
+		return fmt.Errorf("atomicfile: %s: prepared, committed or aborted already", f.target)
 	}
 	err := f.Sync()
 	if err == nil {
@@ -115,10 +138,22 @@ func (f *File) Commit(verify func(tmp string) error) error {
 	if err == nil && verify != nil {
 		err = verify(f.Name())
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), f.target)
-	}
 	if err != nil {
+		f.Abort()
+		return err
+	}
+	f.prepared = true
+	return nil
+}
+
+// Rename puts a prepared file in place of the target and syncs the folder, so
+// the rename is durable before anything that follows it. On error the
+// temporary file is removed and the target is untouched.
+func (f *File) Rename() error {
+	if f.done || !f.prepared {
+		return fmt.Errorf("atomicfile: %s: rename of a file not prepared, or committed or aborted already", f.target)
+	}
+	if err := os.Rename(f.Name(), f.target); err != nil {
 		f.Abort()
 		return err
 	}
@@ -134,7 +169,9 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.Close()
+	if !f.prepared {
+		f.Close()
+	}
 	os.Remove(f.Name())
 }
 
@@ -165,6 +202,26 @@ func syncDir(dir string) {
 // stalePattern matches the temporary files of the target named base.
 func stalePattern(base string) *regexp.Regexp {
 	return regexp.MustCompile(`^\.` + regexp.QuoteMeta(base) + regexp.QuoteMeta(marker) + `([0-9]{1,10})-[0-9]{1,20}$`)
+}
+
+// Leftovers lists the temporary files of target that the next Create removes:
+// those of processes that are no longer running (see the package comment).
+func Leftovers(target string) []Stale { return leftovers(target) }
+
+// Adopt completes what the interrupted writer of s had left to do: it renames
+// the leftover s.Path onto s.Target and syncs the folder. Only a caller that
+// has checked the leftover is complete (and the one the target's partner
+// needs) may adopt it; the adoption is reported to OnStale's function.
+func Adopt(s Stale) error {
+	if err := os.Rename(s.Path, s.Target); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(s.Target))
+	s.Adopted = true
+	if fn := onStale.Load(); fn != nil {
+		(*fn)(s)
+	}
+	return nil
 }
 
 // leftovers lists the temporary files of target that Create removes.

@@ -200,3 +200,82 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 		t.Errorf("%s holds %q, want %q", dir, got, names)
 	}
 }
+
+// TestPrepareRename: a prepared file is complete beside the target, which is
+// untouched until Rename; Rename needs Prepare first; Abort after Prepare
+// removes it.
+func TestPrepareRename(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "m.mlt")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rename(); err == nil {
+		t.Error("Rename before Prepare succeeded")
+	}
+	f.Abort()
+	f, err = Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("new"))
+	if err := f.Prepare(nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(f.Name()); string(b) != "new" {
+		t.Errorf("prepared file reads %q, want %q", b, "new")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "old" {
+		t.Errorf("target reads %q after Prepare, want the old %q", b, "old")
+	}
+	if err := f.Rename(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Errorf("target reads %q after Rename, want %q", b, "new")
+	}
+	assertOnly(t, dir, "m.mlt")
+	g, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Prepare(nil); err != nil {
+		t.Fatal(err)
+	}
+	g.Abort()
+	assertOnly(t, dir, "m.mlt")
+}
+
+// TestAdopt: Leftovers lists a dead writer's file, and Adopt renames it onto
+// the target and reports it as completed, not removed.
+func TestAdopt(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "m.mlt")
+	left := filepath.Join(dir, ".m.mlt"+marker+strconv.Itoa(deadPID)+"-7")
+	if err := os.WriteFile(left, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(left, old, old)
+	ls := Leftovers(target)
+	if len(ls) != 1 || ls[0].Path != left || ls[0].PID != deadPID {
+		t.Fatalf("Leftovers: %+v, want %s", ls, left)
+	}
+	var got []Stale
+	OnStale(func(s Stale) { got = append(got, s) })
+	defer OnStale(nil)
+	if err := Adopt(ls[0]); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Errorf("target reads %q, want %q", b, "new")
+	}
+	assertOnly(t, dir, "m.mlt")
+	if len(got) != 1 || !got[0].Adopted || !strings.Contains(got[0].String(), "completed the interrupted write of process "+strconv.Itoa(deadPID)) {
+		t.Errorf("reports %v", got)
+	}
+}

@@ -39,6 +39,17 @@ func writeFile(path string, h mlb.Header, seed int64) error {
 		return err
 	}
 	defer w.Abort()
+	if err := Fill(w, seed); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// Fill writes every tensor of w's header as Write does, leaving w to be
+// closed (or prepared and committed) by the caller.
+func Fill(w *mlb.Writer, seed int64) error {
+	h := *w.Header()
+	var err error
 	r := rand.New(rand.NewSource(seed))
 	for {
 		ti, ok := w.Next()
@@ -58,7 +69,7 @@ func writeFile(path string, h mlb.Header, seed int64) error {
 			return err
 		}
 	}
-	return w.Close()
+	return nil
 }
 
 // zeroFFNPadding stores the zero code in the weights that true_hidden_dim
