@@ -35,97 +35,125 @@ import (
 // subtracted, S ≡ c_r + c_(r+1)·2³² (mod 2⁶⁴) where |c| ≤ 32·128·127 < 2³¹:
 // int32 of the low half is c_r, and int32 of (S − c_r) >> 32 is c_(r+1).
 
-// genericScratch holds one call's activation words and one group's scales.
+// genericScratch holds one call's activation words, one group's scales and
+// one group's Q4_0 weight words.
 type genericScratch struct {
-	words []uint64
+	q4act [][q4Words]uint64
+	q8act [][q8Words]uint64
+	ww    [][8 * GroupRows]uint64
 	sc    []float32
 }
 
 var genericPool sync.Pool // *genericScratch
+
+// grow returns s with length n, reallocated if its capacity is short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
 
 // packedMatMulGeneric is packedMatMulRef (same arguments, same bits).
 func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
 	l := layout{q4, f16, nb}
 	gs := l.group()
 	cols := nb * BlockSize
-	per := q8Words // activation words per block
-	if q4 {
-		per = q4Words
-	}
 	sp, _ := genericPool.Get().(*genericScratch)
 	if sp == nil {
 		sp = new(genericScratch)
 	}
-	if cap(sp.words) < n*nb*per {
-		sp.words = make([]uint64, n*nb*per)
-	}
-	if cap(sp.sc) < nb*GroupRows {
-		sp.sc = make([]float32, nb*GroupRows)
-	}
-	act := sp.words[:n*nb*per]
-	sc := sp.sc[:nb*GroupRows] // one group's scales, row by row
-	for i := range n {
-		ai := a[i*cols : (i+1)*cols]
-		if q4 {
-			q4ActWords(act[i*nb*per:(i+1)*nb*per], ai)
-		} else {
-			q8ActWords(act[i*nb*per:(i+1)*nb*per], ai)
+	sp.sc = grow(sp.sc, nb*GroupRows)
+	sc := sp.sc // one group's scales, block by block
+	if q4 {
+		sp.q4act = grow(sp.q4act, n*nb)
+		for i := range n {
+			q4ActWords(sp.q4act[i*nb:(i+1)*nb], a[i*cols:(i+1)*cols])
+		}
+		if n > 1 {
+			sp.ww = grow(sp.ww, nb)
+		}
+	} else {
+		sp.q8act = grow(sp.q8act, n*nb)
+		for i := range n {
+			q8ActWords(sp.q8act[i*nb:(i+1)*nb], a[i*cols:(i+1)*cols])
 		}
 	}
 	for g := 0; g*GroupRows < rows; g++ {
 		grp := w[g*gs : (g+1)*gs]
 		groupScales(sc, grp, l)
 		nr := min(GroupRows, rows-g*GroupRows)
+		if q4 && n > 1 {
+			q4Spread(sp.ww, grp, l)
+		}
 		for i := range n {
 			o := out[i*ldo+g*GroupRows : i*ldo+g*GroupRows+nr]
-			ai := act[i*nb*per : (i+1)*nb*per]
 			dai := da[i*nb : (i+1)*nb]
-			if q4 {
-				q4Group(o, grp, l, sc, ai, dai)
-			} else {
-				q8Group(o, grp, l, sc, ai, dai)
+			switch {
+			case q4 && n > 1:
+				q4GroupSpread(o, sp.ww, sc, sp.q4act[i*nb:(i+1)*nb], dai)
+			case q4:
+				q4Group(o, grp, l, sc, sp.q4act[i*nb:(i+1)*nb], dai)
+			default:
+				q8Group(o, grp, l, sc, sp.q8act[i*nb:(i+1)*nb], dai)
 			}
 		}
 	}
 	genericPool.Put(sp)
 }
 
-// groupScales writes the scales of one group into sc row by row: row rr's
-// nb scales at sc[rr·nb:].
+// groupScales writes the scales of one group into sc block by block: block
+// b's 16 scales at sc[16·b:].
 func groupScales(sc []float32, grp []byte, l layout) {
-	nb := l.nb
 	if l.f16 {
-		for b := range nb {
+		for b := range l.nb {
 			h := (*[2 * GroupRows]byte)(grp[32*b:])
+			d := (*[GroupRows]float32)(sc[b*GroupRows:])
 			for rr := range GroupRows {
-				sc[rr*nb+b] = F16ToF32(binary.LittleEndian.Uint16(h[(2*rr)&30:]))
+				d[rr] = F16ToF32(binary.LittleEndian.Uint16(h[(2*rr)&30:]))
 			}
 		}
 		return
 	}
 	step := 4*GroupRows + l.quantBytes()
-	for b := range nb {
+	for b := range l.nb {
 		f := (*[4 * GroupRows]byte)(grp[b*step:])
+		d := (*[GroupRows]float32)(sc[b*GroupRows:])
 		for rr := range GroupRows {
-			sc[rr*nb+b] = math.Float32frombits(binary.LittleEndian.Uint32(f[(4*rr)&60:]))
+			d[rr] = math.Float32frombits(binary.LittleEndian.Uint32(f[(4*rr)&60:]))
 		}
 	}
 }
 
-// q4Words is the number of activation words per block for Q4_0: A of the
-// four low-nibble chunks, of the four high-nibble ones, then the start word
-// 2⁴⁷ − 0x0008000800080008·ΣA.
+// q4Words is the number of activation words per block for Q4_0: two per
+// chunk (q4ActWords), then the start word 2⁴⁷ − 0x0008000800080008·ΣA.
 const q4Words = 9
 
-// q4ActWords writes the Q4_0 words of one activation row (len(a)/32 blocks).
-func q4ActWords(dst []uint64, a []int8) {
-	for b := range len(a) / BlockSize {
+// nib0[b] puts byte b's nibbles in lanes 0 (low) and 2 (high) of a word,
+// nib1[b] in lanes 1 and 3: nib0[b0] + nib1[b1] is the weight word of two
+// bytes, W = lo(b0) + lo(b1)·2¹⁶ + hi(b0)·2³² + hi(b1)·2⁴⁸.
+var nib0, nib1 = nibTables()
+
+func nibTables() (t0, t1 [256]uint64) {
+	for b := range 256 {
+		t0[b] = uint64(b&15) | uint64(b>>4)<<32
+		t1[b] = t0[b] << 16
+	}
+	return
+}
+
+// q4ActWords writes the Q4_0 words of one activation row (len(dst) blocks).
+// Chunk k's bytes 2h and 2h+1 (h = 0, 1) hold elements e = 4k+2h, e+1 (low
+// nibbles) and 16+e, 17+e (high): their weight word has them in lanes 0..3,
+// so word 2k+h has their activations reversed, in lanes 3..0.
+func q4ActWords(dst [][q4Words]uint64, a []int8) {
+	for b := range dst {
 		ab := (*[BlockSize]int8)(a[b*BlockSize:])
-		d := (*[q4Words]uint64)(dst[b*q4Words:])
+		d := &dst[b]
 		var sum uint64
 		for t := range 8 {
-			e := 4*(t&3) + 16*(t>>2) // first element of the chunk
-			v := uint64(int64(ab[e&31])<<48 + int64(ab[(e+1)&31])<<32 + int64(ab[(e+2)&31])<<16 + int64(ab[(e+3)&31]))
+			e := 4*(t>>1) + 2*(t&1)
+			v := uint64(int64(ab[e&15])<<48 + int64(ab[(e+1)&15])<<32 + int64(ab[16+e&15])<<16 + int64(ab[16+(e+1)&15]))
 			d[t] = v
 			sum += v
 		}
@@ -134,39 +162,72 @@ func q4ActWords(dst []uint64, a []int8) {
 }
 
 // q4Group sets out[rr] for the nr = len(out) rows of one group of Q4_0
-// quants (scales sc, block by block) with one row's activation words.
-func q4Group(out []float32, grp []byte, l layout, sc []float32, act []uint64, da []float32) {
-	nb := l.nb
+// quants (scales sc, block by block) with one row's activation words: block
+// by block, all 16 rows (the padding rows of a last group too, whose sums
+// are never stored), so that the block's activation words stay in registers.
+func q4Group(out []float32, grp []byte, l layout, sc []float32, act [][q4Words]uint64, da []float32) {
+	var acc [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0) // bytes from one block's quants to the next
-	for rr := range out {
-		var acc float32
-		off := (4 * rr) & 60
-		sr := sc[rr*nb : (rr+1)*nb]
-		da := da[:len(sr)]
-		for b, d := range sr {
-			q := (*[16 * GroupRows]byte)(qs[b*step:])
-			aw := (*[q4Words]uint64)(act[b*q4Words:])
+	da = da[:len(act)]
+	for b := range act {
+		aw := &act[b]
+		q := (*[16 * GroupRows]byte)(qs[b*step:])
+		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
+		db := da[b]
+		for rr := range GroupRows {
 			s := aw[8]
-			x := spread16(binary.LittleEndian.Uint32(q[off:]))
-			s += x&0x000F000F000F000F*aw[0] + x>>4&0x000F000F000F000F*aw[4]
-			x = spread16(binary.LittleEndian.Uint32(q[64+off:]))
-			s += x&0x000F000F000F000F*aw[1] + x>>4&0x000F000F000F000F*aw[5]
-			x = spread16(binary.LittleEndian.Uint32(q[128+off:]))
-			s += x&0x000F000F000F000F*aw[2] + x>>4&0x000F000F000F000F*aw[6]
-			x = spread16(binary.LittleEndian.Uint32(q[192+off:]))
-			s += x&0x000F000F000F000F*aw[3] + x>>4&0x000F000F000F000F*aw[7]
-			acc = blockStep(acc, int32(int16(s>>48)), d, da[b])
+			c := (*[4]byte)(q[(4*rr)&252:])
+			s += (nib0[c[0]]+nib1[c[1]])*aw[0] + (nib0[c[2]]+nib1[c[3]])*aw[1]
+			c = (*[4]byte)(q[(64+4*rr)&252:])
+			s += (nib0[c[0]]+nib1[c[1]])*aw[2] + (nib0[c[2]]+nib1[c[3]])*aw[3]
+			c = (*[4]byte)(q[(128+4*rr)&252:])
+			s += (nib0[c[0]]+nib1[c[1]])*aw[4] + (nib0[c[2]]+nib1[c[3]])*aw[5]
+			c = (*[4]byte)(q[(192+4*rr)&252:])
+			s += (nib0[c[0]]+nib1[c[1]])*aw[6] + (nib0[c[2]]+nib1[c[3]])*aw[7]
+			acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], db)
 		}
-		out[rr] = acc
+	}
+	copy(out, acc[:])
+}
+
+// q4Spread writes the weight words of one group (len(dst) blocks): block b,
+// row rr, word t at dst[b][8·rr + t], as q4Group forms them.
+func q4Spread(dst [][8 * GroupRows]uint64, grp []byte, l layout) {
+	qs := grp[l.chunk(0, 0, 0):]
+	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0)
+	for b := range dst {
+		q := (*[16 * GroupRows]byte)(qs[b*step:])
+		d := &dst[b]
+		for rr := range GroupRows {
+			w := (*[8]uint64)(d[(8*rr)&127:])
+			for k := range 4 {
+				c := (*[4]byte)(q[(64*k+4*rr)&252:])
+				w[(2*k)&7] = nib0[c[0]] + nib1[c[1]]
+				w[(2*k+1)&7] = nib0[c[2]] + nib1[c[3]]
+			}
+		}
 	}
 }
 
-// spread16 moves byte j of u to bits 16j..16j+7.
-func spread16(u uint32) uint64 {
-	x := uint64(u)
-	x = (x | x<<16) & 0x0000FFFF0000FFFF
-	return (x | x<<8) & 0x00FF00FF00FF00FF
+// q4GroupSpread is q4Group over weight words written by q4Spread.
+func q4GroupSpread(out []float32, ww [][8 * GroupRows]uint64, sc []float32, act [][q4Words]uint64, da []float32) {
+	var acc [GroupRows]float32
+	ww = ww[:len(act)]
+	da = da[:len(act)]
+	for b := range act {
+		aw := &act[b]
+		wb := &ww[b]
+		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
+		db := da[b]
+		for rr := range GroupRows {
+			w := (*[8]uint64)(wb[(8*rr)&127:])
+			s := aw[8] + w[0]*aw[0] + w[1]*aw[1] + w[2]*aw[2] + w[3]*aw[3] +
+				w[4]*aw[4] + w[5]*aw[5] + w[6]*aw[6] + w[7]*aw[7]
+			acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], db)
+		}
+	}
+	copy(out, acc[:])
 }
 
 // q8Words is the number of activation words per block for Q8_0: the 32
@@ -174,10 +235,10 @@ func spread16(u uint32) uint64 {
 const q8Words = 33
 
 // q8ActWords writes the Q8_0 words of one activation row.
-func q8ActWords(dst []uint64, a []int8) {
-	for b := range len(a) / BlockSize {
+func q8ActWords(dst [][q8Words]uint64, a []int8) {
+	for b := range dst {
 		ab := (*[BlockSize]int8)(a[b*BlockSize:])
-		d := (*[q8Words]uint64)(dst[b*q8Words:])
+		d := &dst[b]
 		var sum int64
 		for j, v := range ab {
 			d[j] = uint64(int64(v))
@@ -187,35 +248,30 @@ func q8ActWords(dst []uint64, a []int8) {
 	}
 }
 
-// q8Group is q4Group for Q8_0 quants, two rows at a time.
-func q8Group(out []float32, grp []byte, l layout, sc []float32, act []uint64, da []float32) {
-	nb := l.nb
+// q8Group is q4Group for Q8_0 quants, two rows per multiply.
+func q8Group(out []float32, grp []byte, l layout, sc []float32, act [][q8Words]uint64, da []float32) {
+	var acc [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0)
-	var acc [GroupRows]float32
-	for p := 0; 2*p < len(out); p++ {
-		off := (8 * p) & 56
-		var a0, a1 float32
-		s0 := sc[(2*p)*nb : (2*p+1)*nb]
-		s1 := sc[(2*p+1)*nb : (2*p+2)*nb]
-		s1 = s1[:len(s0)]
-		da := da[:len(s0)]
-		for b := range s0 {
-			q := (*[32 * GroupRows]byte)(qs[b*step:])
-			aw := (*[q8Words]uint64)(act[b*q8Words:])
+	da = da[:len(act)]
+	for b := range act {
+		aw := &act[b]
+		q := (*[32 * GroupRows]byte)(qs[b*step:])
+		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
+		db := da[b]
+		for p := 0; p < GroupRows; p += 2 {
 			s := aw[32]
 			for k := range 8 {
-				x := binary.LittleEndian.Uint64(q[(64*k+off)&504:]) ^ 0x8080808080808080
+				x := binary.LittleEndian.Uint64(q[(64*k+4*p)&504:]) ^ 0x8080808080808080
 				e := (*[4]uint64)(aw[(4*k)&31:])
 				s += x&0x000000FF000000FF*e[0] + x>>8&0x000000FF000000FF*e[1] +
 					x>>16&0x000000FF000000FF*e[2] + x>>24&0x000000FF000000FF*e[3]
 			}
 			lo := int32(uint32(s))
 			hi := int32((s - uint64(int64(lo))) >> 32)
-			a0 = blockStep(a0, lo, s0[b], da[b])
-			a1 = blockStep(a1, hi, s1[b], da[b])
+			acc[p&15] = blockStep(acc[p&15], lo, sb[p&15], db)
+			acc[(p+1)&15] = blockStep(acc[(p+1)&15], hi, sb[(p+1)&15], db)
 		}
-		acc[(2*p)&15], acc[(2*p+1)&15] = a0, a1
 	}
 	copy(out, acc[:])
 }
