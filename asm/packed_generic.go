@@ -81,7 +81,9 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 boo
 	}
 	for g := 0; g*GroupRows < rows; g++ {
 		grp := w[g*gs : (g+1)*gs]
-		groupScales(sc, grp, l)
+		if f16 || q4 && n > 1 { // else the kernel reads the scales as it goes
+			groupScales(sc, grp, l)
+		}
 		nr := min(GroupRows, rows-g*GroupRows)
 		if q4 && n > 1 {
 			q4Spread(sp.ww, grp, l)
@@ -125,6 +127,20 @@ func groupScales(sc []float32, grp []byte, l layout) {
 	}
 }
 
+// blockScales returns block b's 16 scales: from sc (groupScales) in the f16
+// layout, else read into tmp from the group, where they precede the block's
+// quants (one pass over the weights, in order).
+func blockScales(tmp *[GroupRows]float32, sc []float32, grp []byte, l layout, b int) *[GroupRows]float32 {
+	if l.f16 {
+		return (*[GroupRows]float32)(sc[b*GroupRows:])
+	}
+	f := (*[4 * GroupRows]byte)(grp[b*(4*GroupRows+l.quantBytes()):])
+	for rr := range GroupRows {
+		tmp[rr] = math.Float32frombits(binary.LittleEndian.Uint32(f[(4*rr)&60:]))
+	}
+	return tmp
+}
+
 // q4Words is the number of activation words per block for Q4_0: two per
 // chunk (q4ActWords), then the start word 2⁴⁷ − 0x0008000800080008·ΣA.
 const q4Words = 9
@@ -166,14 +182,14 @@ func q4ActWords(dst [][q4Words]uint64, a []int8) {
 // by block, all 16 rows (the padding rows of a last group too, whose sums
 // are never stored), so that the block's activation words stay in registers.
 func q4Group(out []float32, grp []byte, l layout, sc []float32, act [][q4Words]uint64, da []float32) {
-	var acc [GroupRows]float32
+	var acc, tmp [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0) // bytes from one block's quants to the next
 	da = da[:len(act)]
 	for b := range act {
 		aw := &act[b]
 		q := (*[16 * GroupRows]byte)(qs[b*step:])
-		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
+		sb := blockScales(&tmp, sc, grp, l, b)
 		db := da[b]
 		for rr := range GroupRows {
 			s := aw[8]
@@ -250,14 +266,14 @@ func q8ActWords(dst [][q8Words]uint64, a []int8) {
 
 // q8Group is q4Group for Q8_0 quants, two rows per multiply.
 func q8Group(out []float32, grp []byte, l layout, sc []float32, act [][q8Words]uint64, da []float32) {
-	var acc [GroupRows]float32
+	var acc, tmp [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0)
 	da = da[:len(act)]
 	for b := range act {
 		aw := &act[b]
 		q := (*[32 * GroupRows]byte)(qs[b*step:])
-		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
+		sb := blockScales(&tmp, sc, grp, l, b)
 		db := da[b]
 		for p := 0; p < GroupRows; p += 2 {
 			s := aw[32]
