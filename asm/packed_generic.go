@@ -16,17 +16,20 @@ import (
 // way, and integer sums are exact whatever the order.
 //
 // Q4_0: a block's sum of one row is c = Σ_e (n_e − 8)·a_e over 32 elements,
-// |c| ≤ 32·8·127 = 32512 < 2¹⁵. Four nibbles of a chunk, n_0..n_3 (elements
-// e_0..e_3), are spread into the 16-bit lanes of W = Σ_j n_j·2^(16j); the
-// activations of those elements into the lanes of A = Σ_j a_(e_j)·2^(16(3−j)),
-// reversed (signed lanes: the integer value, wrapped mod 2⁶⁴). The product
-// W·A, as integers, is Σ_m c_m·2^(16m) with c_m = Σ_(j+k=m) n_j·a_(e_(3−k)),
-// so c_3 = Σ_j n_j·a_(e_j), the chunk's dot product. Summing the 8 products of
-// a block (4 chunks, low and high nibbles) mod 2⁶⁴ and subtracting
-// 8·Σ_j 2^(16j)·ΣA (the −8 of every nibble, an activation-only word) gives
-// S ≡ c·2⁴⁸ + L (mod 2⁶⁴), L = c_0 + c_1·2¹⁶ + c_2·2³² of the signed weights:
-// |c_m| ≤ 8·(m+1)·1016, so |L| < 24385·2³² < 2⁴⁷. With 2⁴⁷ added (also in the
-// activation word), (S + 2⁴⁷) >> 48 is c mod 2¹⁶, and int16 of it is c.
+// |c| ≤ 32·8·127 = 32512 < 2¹⁵. Four nibbles n_0..n_3 of two bytes of a chunk
+// (the low and high nibbles of each: elements e_0..e_3) are put in the 16-bit
+// lanes of W = Σ_j n_j·2^(16j) by two table lookups (nib0, nib1); their
+// activations go into the lanes of A = Σ_j a_(e_j)·2^(16(3−j)), reversed
+// (signed lanes: the integer value, wrapped mod 2⁶⁴). The product W·A, as
+// integers, is Σ_m c_m·2^(16m) with c_m = Σ_(j+k=m) n_j·a_(e_(3−k)), so
+// c_3 = Σ_j n_j·a_(e_j), the dot product of the four. Summing the 8 products
+// of a block (16 bytes) mod 2⁶⁴ and subtracting 0x0008000800080008·ΣA (the −8
+// of every nibble: an activation-only word) gives S ≡ c·2⁴⁸ + L (mod 2⁶⁴)
+// with L = c_0 + c_1·2¹⁶ + c_2·2³² of the signed weights: |c_m| ≤
+// 8·(m+1)·1016, so |L| < 24385·2³² < 2⁴⁷. With 2⁴⁷ added (also folded into
+// the activation word), (S + 2⁴⁷) >> 48 is c mod 2¹⁶, and int16 of it is c.
+// The activation words are made once per call; for more than one activation
+// row the weight words of a group are made once too (q4Spread) and reused.
 //
 // Q8_0: the lanes are two rows of 32 bits. A 64-bit load of a chunk reads
 // rows r and r+1 (4 bytes each); xor 0x80 makes each quant q + 128 ∈ [0, 255];
