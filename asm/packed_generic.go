@@ -194,17 +194,26 @@ func q4Group(out []float32, grp []byte, l layout, sc []float32, act [][q4Words]u
 		q := (*[16 * GroupRows]byte)(qs[b*step:])
 		sb := blockScales(&tmp, sc, grp, l, b)
 		db := da[b]
-		for rr := range GroupRows {
-			s := aw[8]
-			c := (*[4]byte)(q[(4*rr)&252:])
-			s += (nib0[c[0]]+nib1[c[1]])*aw[0] + (nib0[c[2]]+nib1[c[3]])*aw[1]
-			c = (*[4]byte)(q[(64+4*rr)&252:])
-			s += (nib0[c[0]]+nib1[c[1]])*aw[2] + (nib0[c[2]]+nib1[c[3]])*aw[3]
-			c = (*[4]byte)(q[(128+4*rr)&252:])
-			s += (nib0[c[0]]+nib1[c[1]])*aw[4] + (nib0[c[2]]+nib1[c[3]])*aw[5]
-			c = (*[4]byte)(q[(192+4*rr)&252:])
-			s += (nib0[c[0]]+nib1[c[1]])*aw[6] + (nib0[c[2]]+nib1[c[3]])*aw[7]
-			acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], db)
+		for rr := 0; rr < GroupRows; rr += 2 {
+			s, u := aw[8], aw[8]
+			c := (*[8]byte)(q[(4*rr)&248:])
+			a0, a1 := aw[0], aw[1]
+			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
+			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
+			c = (*[8]byte)(q[(64+4*rr)&248:])
+			a0, a1 = aw[2], aw[3]
+			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
+			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
+			c = (*[8]byte)(q[(128+4*rr)&248:])
+			a0, a1 = aw[4], aw[5]
+			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
+			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
+			c = (*[8]byte)(q[(192+4*rr)&248:])
+			a0, a1 = aw[6], aw[7]
+			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
+			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
+			acc[rr&15] = blockStep(acc[rr&15], int32(int16(s>>48)), sb[rr&15], db)
+			acc[(rr+1)&15] = blockStep(acc[(rr+1)&15], int32(int16(u>>48)), sb[(rr+1)&15], db)
 		}
 	}
 	copy(out, acc[:])
