@@ -57,8 +57,46 @@ func dotF16TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []uint16,
 	dotTGeneric(out, ldo, q, nq, m, kt, nb, bstride, F16ToF32)
 }
 
-// dotTGeneric is DotF32T over keys of type T, widened exactly by widen.
+// dotTGeneric is DotF32T over keys of type T, widened exactly by widen:
+// dotTRef's operations, in its order for every output, arranged for speed.
+// A key block is widened once (f16) and serves every query; within it the
+// loop runs over d outside and the 16 keys inside, so that each (key, lane)
+// accumulator still adds its products in increasing d, as dotTRef's.
 func dotTGeneric[T float32 | uint16](out []float32, ldo int, q []float32, nq, m int, kt []T, nb, bstride int, widen func(T) float32) {
+	var buf []float32
+	for b := range nb {
+		blk := kt[b*bstride : b*bstride+KeyBlock*m]
+		kb, ok := any(blk).([]float32)
+		if !ok {
+			if buf == nil {
+				buf = make([]float32, KeyBlock*m)
+			}
+			for i, v := range blk {
+				buf[i] = widen(v)
+			}
+			kb = buf
+		}
+		for r := range nq {
+			qr := q[r*m : (r+1)*m]
+			var acc [KeyBlock][8]float32
+			for d, x := range qr {
+				row := (*[KeyBlock]float32)(kb[KeyBlock*d:])
+				l := d & 7
+				for j := range KeyBlock {
+					acc[j][l] = acc[j][l] + float32(x*row[j])
+				}
+			}
+			o := (*[KeyBlock]float32)(out[r*ldo+KeyBlock*b:])
+			for j := range o {
+				o[j] = reduce8(&acc[j])
+			}
+		}
+	}
+}
+
+// dotTRef is the definition of dotTGeneric, written to be read: per query,
+// key block and key, the 8-lane sum of DotF32.
+func dotTRef[T float32 | uint16](out []float32, ldo int, q []float32, nq, m int, kt []T, nb, bstride int, widen func(T) float32) {
 	for r := range nq {
 		qr := q[r*m : (r+1)*m]
 		for b := range nb {

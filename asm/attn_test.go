@@ -314,3 +314,36 @@ func BenchmarkScores(b *testing.B) {
 		ExpShiftF32(e, 1)
 	})
 }
+
+// TestDotTGenericMatchesRef: the fast pure-Go DotF32T and DotF16T equal
+// their plain definition (dotTRef) bit for bit, on every kind of value.
+func TestDotTGenericMatchesRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, m := range []int{1, 7, 8, 64, 72} {
+		for _, nq := range []int{1, 3, 6} {
+			nb, bstr := 3, KeyBlock*m+8
+			q := make([]float32, nq*m)
+			k32 := make([]float32, nb*bstr)
+			k16 := make([]uint16, nb*bstr)
+			for i := range q {
+				q[i] = genX(rng, xKinds[rng.IntN(len(xKinds))])
+			}
+			for i := range k32 {
+				k32[i] = genX(rng, xKinds[rng.IntN(len(xKinds))])
+				k16[i] = uint16(rng.Uint32())
+			}
+			ldo := KeyBlock*nb + 5
+			want, got := make([]float32, nq*ldo), make([]float32, nq*ldo)
+			dotTRef(want, ldo, q, nq, m, k32, nb, bstr, func(x float32) float32 { return x })
+			dotF32TGeneric(got, ldo, q, nq, m, k32, nb, bstr)
+			want16, got16 := make([]float32, nq*ldo), make([]float32, nq*ldo)
+			dotTRef(want16, ldo, q, nq, m, k16, nb, bstr, F16ToF32)
+			dotF16TGeneric(got16, ldo, q, nq, m, k16, nb, bstr)
+			for i := range want {
+				if !sameFloat(got[i], want[i]) || !sameFloat(got16[i], want16[i]) {
+					t.Fatalf("m=%d nq=%d out[%d]: f32 %v want %v, f16 %v want %v", m, nq, i, got[i], want[i], got16[i], want16[i])
+				}
+			}
+		}
+	}
+}

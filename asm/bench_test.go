@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // cpuClock measures the CPU time of the benchmark's thread, so that a busy
@@ -18,14 +16,6 @@ import (
 // ops > 0, cpuGOPS.
 type cpuClock struct {
 	t0 time.Duration
-}
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 func startCPU() cpuClock {

@@ -299,9 +299,12 @@ func (p *Packed) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, 
 	packedMatMul(out, ldo, w, rows, p.q4, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
 }
 
-// packedMatMulGeneric is the pure-Go kernel over the groups of w (rows rows,
-// the last group possibly partial).
-func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
+// packedMatMulRef is the definition of the packed product over the groups of
+// w (rows rows, the last group possibly partial), written to be read:
+// per activation row i and weight row r, block by block, the exact integer
+// sum of the 32 products, then blockStep. packedMatMulGeneric
+// (packed_generic.go) is the fast pure-Go kernel, proven equal to it.
+func packedMatMulRef(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
 	l := layout{q4, f16, nb}
 	cols := nb * BlockSize
 	for i := range n {

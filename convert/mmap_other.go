@@ -2,19 +2,10 @@
 
 package convert
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
 // mapFile reads the whole file where mmap is not available.
-func mapFile(f *os.File, size int64) ([]byte, bool, error) {
-	b := make([]byte, size)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), b); err != nil {
-		return nil, false, err
-	}
-	return b, false, nil
-}
+func mapFile(f *os.File, size int64) ([]byte, bool, error) { return readWhole(f, size) }
 
 func unmapFile(b []byte) error { return nil }
 

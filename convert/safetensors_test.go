@@ -203,3 +203,40 @@ func TestReleaseKeepsData(t *testing.T) {
 	mem.Tensors[0].releaseRows(0, 64)
 	check(mem.Tensors[0], "in memory, after release")
 }
+
+// TestOpenSafetensorsReadFallback runs OpenSafetensors's path for systems
+// without mmap (mmap_other.go), here by forcing it: the file is read, not
+// mapped, its values are right, and a release leaves them (read memory is
+// never given back).
+func TestOpenSafetensorsReadFallback(t *testing.T) {
+	defer func() { noMmap = false }()
+	noMmap = true
+	n := 4096
+	data := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i)))
+	}
+	p := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := os.WriteFile(p, stFile(`{"a":{"dtype":"F32","shape":[32,128],"data_offsets":[0,16384]}}`, data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenSafetensors(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.mapped || f.Tensors[0].mapped {
+		t.Fatal("the file is marked mapped on the read path")
+	}
+	tn := f.Tensors[0]
+	tn.release()
+	v, err := tn.F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range v {
+		if x != float32(i) {
+			t.Fatalf("value %d: got %v, want %v", i, x, float32(i))
+		}
+	}
+}

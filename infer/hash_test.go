@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
@@ -23,12 +24,25 @@ var logitHashes = map[string]string{
 
 // TestLogitsHash runs mlbtest cases with the active kernel variant and
 // checks the hash of all their logits against logitHashes.
-func TestLogitsHash(t *testing.T) {
+func TestLogitsHash(t *testing.T) { testLogitsHash(t, SessionOptions{Batch: 16, Threads: 2}) }
+
+// TestLogitsHashDecode evaluates the same tokens one at a time, with the pure
+// Go kernels: the matrix-vector products of generation, not the batched ones
+// of TestLogitsHash, give the same hashes.
+func TestLogitsHashDecode(t *testing.T) {
+	defer asm.Use(asm.Variant())
+	if err := asm.Use(asm.Generic); err != nil {
+		t.Fatal(err)
+	}
+	testLogitsHash(t, SessionOptions{Batch: 1})
+}
+
+func testLogitsHash(t *testing.T, o SessionOptions) {
 	for _, name := range []string{"q8", "q4_mask_all_f16", "q4", "qwen35_linear_q4_mask"} {
 		h := mlbtest.CaseHeader(t, name)
 		m, _ := openModel(t, h, 21)
 		tokens := randTokens(rand.New(rand.NewSource(22)), min(int(h.MaxSeq), 40), int(h.Vocab))
-		logits := allLogits(t, m, SessionOptions{Batch: 16, Threads: 2}, tokens, 0)
+		logits := allLogits(t, m, o, tokens, 0)
 		d := sha256.New()
 		var b [4]byte
 		for _, row := range logits {

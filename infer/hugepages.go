@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/krafla/krafla/asm"
@@ -97,7 +98,7 @@ func (m *Model) CopyToHugePages() (int64, error) {
 	if total == 0 {
 		return 0, nil
 	}
-	buf, release, err := hugeAlloc(total)
+	buf, release, err := allocHuge(total)
 	if err != nil {
 		return 0, fmt.Errorf("infer: huge pages: %w", err)
 	}
@@ -105,6 +106,16 @@ func (m *Model) CopyToHugePages() (int64, error) {
 	m.packOnce.Do(func() {})
 	m.huge = release
 	return int64(total), nil
+}
+
+// allocHuge is hugeAlloc; tests set it to hugeAllocUnsupported to run the
+// path of systems without transparent huge pages on Linux too.
+var allocHuge = hugeAlloc
+
+// hugeAllocUnsupported is hugeAlloc where there are no huge pages (every
+// system but Linux: hugepages_other.go).
+func hugeAllocUnsupported(int) ([]byte, func() error, error) {
+	return nil, nil, errors.New("not supported on this system")
 }
 
 func roundUp(n, a int) int { return (n + a - 1) / a * a }

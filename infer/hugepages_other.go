@@ -2,8 +2,4 @@
 
 package infer
 
-import "errors"
-
-func hugeAlloc(n int) ([]byte, func() error, error) {
-	return nil, nil, errors.New("not supported on this system")
-}
+func hugeAlloc(n int) ([]byte, func() error, error) { return hugeAllocUnsupported(n) }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/mlb/mlbtest"
@@ -51,6 +52,34 @@ func TestCopyToHugePages(t *testing.T) {
 		}
 		if m.huge != nil {
 			t.Errorf("%s: Close left the huge-page copy mapped", name)
+		}
+	}
+}
+
+// TestCopyToHugePagesUnsupported runs the path of systems without huge pages
+// (hugepages_other.go): CopyToHugePages fails saying so, and the model keeps
+// its file mapping and its logits.
+func TestCopyToHugePagesUnsupported(t *testing.T) {
+	defer func() { allocHuge = hugeAlloc }()
+	allocHuge = hugeAllocUnsupported
+	h := mlbtest.CaseHeader(t, "q4")
+	m, _ := openModel(t, h, 31)
+	defer m.Close()
+	tokens := randTokens(rand.New(rand.NewSource(33)), min(int(h.MaxSeq), 12), int(h.Vocab))
+	want := allLogits(t, m, SessionOptions{Batch: 4}, tokens, 0)
+	n, err := m.CopyToHugePages()
+	if err == nil || n != 0 || m.huge != nil {
+		t.Fatalf("CopyToHugePages: %d bytes, %v, huge copy %v; want 0 and an error", n, err, m.huge != nil)
+	}
+	if !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("error %q does not say huge pages are not supported", err)
+	}
+	got := allLogits(t, m, SessionOptions{Batch: 4}, tokens, 0)
+	for i := range want {
+		for j := range want[i] {
+			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("position %d logit %d: got %v, want %v", i, j, got[i][j], want[i][j])
+			}
 		}
 	}
 }

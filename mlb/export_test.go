@@ -11,3 +11,6 @@ func BodyEnd(h *Header) (end int64, n int, err error) {
 	}
 	return bodyEnd(h)
 }
+
+// NoMmap makes Open take the read path of systems without mmap.
+var NoMmap = &noMmap

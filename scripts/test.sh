@@ -53,6 +53,13 @@ go vet ./...
 go test -count=1 -timeout 5m ./...
 go test -count=1 -timeout 5m -tags purego ./...
 
+# Every release target (scripts/release.sh) compiles and vets, tests included,
+# so that no platform breaks silently (issue 23); linux/riscv64 stands for the
+# platforms without kernels (pure Go), wasip1/wasm for those without mmap.
+for t in windows/amd64 darwin/arm64 darwin/amd64 linux/arm64 linux/riscv64 wasip1/wasm; do
+  CGO_ENABLED=0 GOOS=${t%/*} GOARCH=${t#*/} go vet ./...
+done
+
 # arm64 kernels under qemu-user (issue 23): -cpu max has dotprod and i8mm,
 # cortex-a53 (ARMv8.0) has neither, so the plain-NEON variant runs too. The
 # asm tests and the infer bit-identity test of every variant against pure Go.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -115,8 +116,21 @@ func checkOutputPath(flag, path string) error {
 	return nil
 }
 
-// version is the module version and VCS revision the binary was built from.
+// buildVersion and buildCommit are stamped by scripts/release.sh
+// (-ldflags "-X main.buildVersion=v0.3.0 -X main.buildCommit=<sha>"); a
+// plain go build leaves them empty and version reads the build info.
+var buildVersion, buildCommit string
+
+// version is the module version and VCS revision the binary was built from:
+// the stamped ones if any, else those of the build info.
 func version() string {
+	if buildVersion != "" {
+		v := buildVersion
+		if buildCommit != "" {
+			v += fmt.Sprintf(" (%.12s)", buildCommit)
+		}
+		return v + ", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

@@ -36,3 +36,30 @@ func TestMap(t *testing.T) {
 		t.Error("a negative size was mapped")
 	}
 }
+
+// TestMapReadFallback runs the path of systems without mmap (Windows, wasm,
+// plan9): the file is read, mapped is false, the bytes are the same.
+func TestMapReadFallback(t *testing.T) {
+	defer func() { noMap = false }()
+	noMap = true
+	want := bytes.Repeat([]byte("krafla"), 5000)
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, unmap, mapped, err := Map(f, int64(len(want)))
+	if err != nil || mapped || !bytes.Equal(b, want) {
+		t.Fatalf("read fallback: mapped %v, err %v, %d bytes equal %v", mapped, err, len(b), bytes.Equal(b, want))
+	}
+	if err := unmap(); err != nil {
+		t.Error(err)
+	}
+	if _, _, _, err := Map(f, int64(len(want))+1); err == nil {
+		t.Error("reading past the end of the file did not fail")
+	}
+}
