@@ -266,3 +266,37 @@ func TestSlotOf(t *testing.T) {
 		}
 	}
 }
+
+// mustPanic reports whether fn panics.
+func mustPanic(fn func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	fn()
+	return false
+}
+
+// TestBounds pins the edges of New's and Slot's ranges: a size of exactly
+// MaxDim (65536) is valid and one more is not; layer NLayers and slot NumSlots
+// are one past the end (without the check, Slot(NLayers, AttnIn) would
+// quietly return the classifier's sums and Slot(0, NumSlots) an empty slice).
+func TestBounds(t *testing.T) {
+	if mustPanic(func() { New(1, MaxDim, 1, 1) }) {
+		t.Errorf("New(1, %d, 1, 1) panicked; %d is a valid size", MaxDim, MaxDim)
+	}
+	for _, sizes := range [][4]int{{MaxDim + 1, 1, 1, 1}, {1, 1, 1, 0}, {1, 1, MaxDim + 1, 1}} {
+		if !mustPanic(func() { New(sizes[0], sizes[1], sizes[2], sizes[3]) }) {
+			t.Errorf("New%v did not panic", sizes)
+		}
+	}
+	f := New(2, 4, 8, 6)
+	for _, c := range []struct {
+		l int
+		s Slot
+	}{{2, AttnIn}, {-1, AttnIn}, {0, NumSlots}, {0, -1}, {1, NumSlots}} {
+		if !mustPanic(func() { f.Slot(c.l, c.s) }) {
+			t.Errorf("Slot(%d, %d) of a 2-layer file did not panic", c.l, c.s)
+		}
+	}
+	if mustPanic(func() { f.Slot(1, FFNOut) }) {
+		t.Errorf("Slot(1, FFNOut), the last slot, panicked")
+	}
+}
