@@ -110,3 +110,33 @@ func TestMatrixNonFiniteColumn0(t *testing.T) {
 		}
 	}
 }
+
+// TestPutScaleF16Range: ±65504, the largest f16, are stored (as 0x7bff and
+// 0xfbff); anything beyond is refused.
+func TestPutScaleF16Range(t *testing.T) {
+	b := make([]byte, 2)
+	for _, c := range []struct {
+		d    float32
+		bits uint16
+	}{{MaxF16Scale, 0x7bff}, {-MaxF16Scale, 0xfbff}} {
+		if err := putScale(b, 0, c.d, true); err != nil {
+			t.Errorf("putScale(%v): %v", c.d, err)
+		} else if got := uint16(b[0]) | uint16(b[1])<<8; got != c.bits {
+			t.Errorf("putScale(%v): bits %#04x, want %#04x", c.d, got, c.bits)
+		}
+	}
+	for _, d := range []float32{MaxF16Scale + 1, -MaxF16Scale - 1} {
+		if err := putScale(b, 0, d, true); err == nil {
+			t.Errorf("putScale(%v) accepted", d)
+		}
+	}
+}
+
+// TestDequantizeEmpty: 0 rows or 0 columns is an empty matrix, not a panic.
+func TestDequantizeEmpty(t *testing.T) {
+	for _, c := range [][2]int{{0, 32}, {2, 0}, {0, 0}} {
+		if w := Dequantize(TypeQ4_0, nil, nil, c[0], c[1]); len(w) != 0 {
+			t.Errorf("%d×%d: %d weights", c[0], c[1], len(w))
+		}
+	}
+}
