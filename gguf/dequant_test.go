@@ -2,7 +2,10 @@ package gguf
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/x448/float16"
@@ -163,5 +166,39 @@ func TestDequantSmall(t *testing.T) {
 	}
 	if err := Dequantize(Q8_0, make([]byte, 33), make([]float32, 32)); err == nil {
 		t.Error("short block accepted")
+	}
+}
+
+// TestDequantBlocks: blocks are independent, so dequantizing several blocks at once
+// gives, bit for bit, each block dequantized alone; and a length that does not
+// match is refused with the byte count a whole number of blocks needs.
+func TestDequantBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, typ := range []Type{F32, F16, BF16, F64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+		bs, bb := int(types[typ].block), int(types[typ].bytes)
+		const nb = 3
+		src := make([]byte, nb*bb)
+		for i := range src {
+			src[i] = byte(r.UintN(256))
+		}
+		all := make([]float32, nb*bs)
+		if err := Dequantize(typ, src, all); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		for b := 0; b < nb; b++ {
+			one := make([]float32, bs)
+			if err := Dequantize(typ, src[b*bb:(b+1)*bb], one); err != nil {
+				t.Fatalf("%s block %d: %v", typ, b, err)
+			}
+			for i, v := range one {
+				if got := all[b*bs+i]; math.Float32bits(got) != math.Float32bits(v) {
+					t.Fatalf("%s block %d element %d: %v in a %d-block run, %v alone", typ, b, i, got, nb, v)
+				}
+			}
+		}
+		want := fmt.Sprintf("(want %d)", 2*bb)
+		if err := Dequantize(typ, src[:2*bb+1], make([]float32, 2*bs)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: one byte too many: got %v, want an error ending %q", typ, err, want)
+		}
 	}
 }

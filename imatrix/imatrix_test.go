@@ -266,3 +266,74 @@ func TestSlotOf(t *testing.T) {
 		}
 	}
 }
+
+// mustPanic reports whether fn panics.
+func mustPanic(fn func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	fn()
+	return false
+}
+
+// TestBounds pins the edges of New's and Slot's ranges: a size of exactly
+// MaxDim (65536) is valid and one more is not; layer NLayers and slot NumSlots
+// are one past the end (without the check, Slot(NLayers, AttnIn) would
+// quietly return the classifier's sums and Slot(0, NumSlots) an empty slice).
+func TestBounds(t *testing.T) {
+	if mustPanic(func() { New(1, MaxDim, 1, 1) }) {
+		t.Errorf("New(1, %d, 1, 1) panicked; %d is a valid size", MaxDim, MaxDim)
+	}
+	for _, sizes := range [][4]int{{MaxDim + 1, 1, 1, 1}, {1, 1, 1, 0}, {1, 1, MaxDim + 1, 1}} {
+		if !mustPanic(func() { New(sizes[0], sizes[1], sizes[2], sizes[3]) }) {
+			t.Errorf("New%v did not panic", sizes)
+		}
+	}
+	f := New(2, 4, 8, 6)
+	for _, c := range []struct {
+		l int
+		s Slot
+	}{{2, AttnIn}, {-1, AttnIn}, {0, NumSlots}, {0, -1}, {1, NumSlots}} {
+		if !mustPanic(func() { f.Slot(c.l, c.s) }) {
+			t.Errorf("Slot(%d, %d) of a 2-layer file did not panic", c.l, c.s)
+		}
+	}
+	if mustPanic(func() { f.Slot(1, FFNOut) }) {
+		t.Errorf("Slot(1, FFNOut), the last slot, panicked")
+	}
+}
+
+// TestStats checks SlotStats against values worked out by hand.
+func TestStats(t *testing.T) {
+	f := New(1, 4, 4, 4)
+	f.LayerTokens = 2
+	copy(f.Slot(0, AttnIn), []float64{0, 2, 6, 0}) // total 8, mean 2, mean square 2/2 tokens
+	copy(f.Slot(0, FFNIn), []float64{5, 5, 1, 1})  // a tie: the first channel wins
+	copy(f.Classifier(), []float64{1, 2, 3, 4})    // but no classifier tokens
+	got := f.Stats(0, AttnIn)
+	want := SlotStats{Layer: 0, Slot: "attn_in", Matrices: "wq/wk/wv", Channels: 4, Zero: 2,
+		MeanSq: 1, MaxRatio: 3, MinRatio: 0, HasStats: true, MaxChannel: 2}
+	if got != want {
+		t.Errorf("attn_in:\n got %+v\nwant %+v", got, want)
+	}
+	got = f.Stats(0, FFNIn)
+	want = SlotStats{Layer: 0, Slot: "ffn_in", Matrices: "w1/w3", Channels: 4,
+		MeanSq: 1.5, MaxRatio: 5.0 / 3, MinRatio: 1.0 / 3, HasStats: true, MaxChannel: 0}
+	if got != want {
+		t.Errorf("ffn_in (tie):\n got %+v\nwant %+v", got, want)
+	}
+	// all sums zero: no statistics
+	got = f.Stats(0, FFNOut)
+	want = SlotStats{Layer: 0, Slot: "ffn_out", Matrices: "w2", Channels: 4, Zero: 4}
+	if got != want {
+		t.Errorf("ffn_out (all zero):\n got %+v\nwant %+v", got, want)
+	}
+	// sums but zero tokens: no statistics
+	got = f.ClassifierStats()
+	want = SlotStats{Layer: -1, Slot: "classifier", Matrices: "wcls", Channels: 4, MaxChannel: 3}
+	if got != want {
+		t.Errorf("classifier (no tokens):\n got %+v\nwant %+v", got, want)
+	}
+	// the largest valid size encodes
+	if _, err := New(1, MaxDim, 1, 1).MarshalBinary(); err != nil {
+		t.Errorf("MarshalBinary of dim %d: %v", MaxDim, err)
+	}
+}

@@ -170,3 +170,27 @@ func TestImportanceReference(t *testing.T) {
 		}
 	}
 }
+
+// TestImportanceZero: a block whose importance is zero everywhere has no
+// candidate with Σ w·q² > 0, so bestFit's rule gives d = 0 and every level 0
+// (nibble 8), whatever the weights; the next block, with importance, is
+// quantized as usual.
+func TestImportanceZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	x := gaussRows(rng, 1, 64)
+	imp := make([]float32, 64)
+	for i := 32; i < 64; i++ {
+		imp[i] = 1
+	}
+	q, s, err := Matrix(TypeQ4_0, x, 1, 64, Options{Importance: imp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DecodeScales(s, false)
+	if d[0] != 0 || !bytes.Equal(q[:16], bytes.Repeat([]byte{0x88}, 16)) {
+		t.Errorf("zero-importance block: d = %v, levels %v; want 0 and all 0", d[0], levels(q, 0))
+	}
+	if d[1] == 0 {
+		t.Errorf("block with importance: d = 0")
+	}
+}

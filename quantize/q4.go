@@ -97,9 +97,7 @@ func q4BestRow(x []float32, q, scales []byte, f16 bool, imp []float32, s *rowScr
 		for j := range qb {
 			qb[j] = byte(lv[j]+8) | byte(lv[j+16]+8)<<4
 		}
-		if f16 && d <= MaxF16Scale && d >= -MaxF16Scale {
-			d = roundF16(d)
-		}
+		// putScale rounds d to f16 itself; the levels do not depend on that rounding
 		if err := putScale(scales, b, d, f16); err != nil {
 			return err
 		}

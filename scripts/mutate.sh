@@ -4,15 +4,29 @@
 # fault means a wrong result is run against the package's tests; a mutant the
 # tests do not kill "lived". Not part of CI: it takes hours.
 #
-#   scripts/mutate.sh                 quantize mlb gguf infer mlt imatrix asm
+#   scripts/mutate.sh                 imatrix quantize gguf mlb asm infer mlt
 #   scripts/mutate.sh quantize gguf   only those packages
+#   MUTATE_EXCLUDE='regexp' scripts/mutate.sh infer
+#                                     skip the files whose path matches (gremlins
+#                                     --exclude-files), to cover a large package
+#                                     in parts
 #
 # asm runs with -tags purego, so the mutants are in the pure-Go twins of the
 # kernels. Results go to mutate-out/PACKAGE.json and .txt (MUTATE_OUT); the
 # summary line of each package ("Test efficacy: ...") is printed at the end.
 # Runs are niced (MUTATE_NICE, default 19) with MUTATE_WORKERS workers (default
-# 1) and gremlins' --timeout-coefficient MUTATE_TIMEOUT (default 3). Surviving
-# mutants that are equivalent are listed in docs/RELIABILITY.md with the reason.
+# 1) and gremlins' --timeout-coefficient MUTATE_TIMEOUT (default 10: a mutant's
+# time limit is that many times the coverage run's, and a timed-out mutant
+# counts neither as killed nor as lived). Surviving mutants that are equivalent
+# are listed in docs/RELIABILITY.md with the reason.
+#
+# Two traps of gremlins v0.6.0 that this script avoids:
+# - --test-cpu N passes "-cpu N" to go test as one argument, which go test
+#   rejects ("setup failed", exit 1), so every mutant reads as KILLED. Each test
+#   run is held to one CPU with GOMAXPROCS=1 in the environment instead.
+# - the time limit is derived from the coverage run; if go test served that run
+#   from its cache, the limit is a fraction of a second and every mutant times
+#   out. GOFLAGS=-count=1 keeps the cache out of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,18 +37,21 @@ if ! go version -m "$gremlins" 2>/dev/null | grep -q "go-gremlins/gremlins[[:spa
 fi
 
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(quantize mlb gguf infer mlt imatrix asm)
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(imatrix quantize gguf mlb asm infer mlt) # smallest first
 out=${MUTATE_OUT:-mutate-out}
 mkdir -p "$out"
 for p in "${pkgs[@]}"; do
 	p=${p#./}
 	tags=()
 	[ "$p" = asm ] && tags=(--tags purego)
+	excl=()
+	[ -z "${MUTATE_EXCLUDE:-}" ] || excl=(--exclude-files "$MUTATE_EXCLUDE")
 	echo "== $p" >&2
-	nice -n "${MUTATE_NICE:-19}" "$gremlins" unleash "${tags[@]}" \
-		--workers "${MUTATE_WORKERS:-1}" --test-cpu 1 \
-		--timeout-coefficient "${MUTATE_TIMEOUT:-3}" \
-		-o "$out/$p.json" "./$p" 2>&1 | tee "$out/$p.txt"
+	GOMAXPROCS=1 GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1" \
+		nice -n "${MUTATE_NICE:-19}" "$gremlins" unleash "${tags[@]}" \
+		--workers "${MUTATE_WORKERS:-1}" \
+		--timeout-coefficient "${MUTATE_TIMEOUT:-10}" \
+		"${excl[@]}" -o "$out/$p.json" "./$p" 2>&1 | tee "$out/$p.txt"
 done
 echo
 for p in "${pkgs[@]}"; do
