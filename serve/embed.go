@@ -233,11 +233,7 @@ func trailingSpecials(tok *mlt.Tokenizer) []int {
 // dimensions; the response lists one embedding per input with usage.
 // Inputs longer than the context are refused, naming the index.
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	if ae == nil {
 		ae = s.embedModel(f, e, false)
 	}
@@ -295,11 +291,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, e *engine) {
 // "load_duration", "prompt_eval_count"}.
 func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, e *engine) {
 	t0 := time.Now()
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	if ae == nil {
 		ae = s.embedModel(f, e, true)
 	}
@@ -339,11 +331,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, e *engine) 
 // "text"} gives {"embedding": [...]} (an empty prompt an empty vector, as
 // ollama answers); a prompt longer than the context is cut to it.
 func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	if ae == nil {
 		ae = s.embedModel(f, e, true)
 	}

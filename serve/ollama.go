@@ -127,11 +127,7 @@ func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request, e *engine
 // ollamaShow serves POST /api/show: the model's details, template,
 // parameters and capabilities (the model is loaded to read them).
 func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	name := ""
 	if ae == nil {
 		_, ae = f.str("model", &name)
@@ -263,11 +259,7 @@ func managerError(err error, name string) *apiError {
 // ollamaDelete serves DELETE /api/delete {"model"}: the model leaves the
 // store (unloaded first when idle).
 func (s *Server) ollamaDelete(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	var name string
 	if ae == nil {
 		name, ae = nameField(f)
@@ -296,11 +288,7 @@ func (s *Server) ollamaDelete(w http.ResponseWriter, r *http.Request, e *engine)
 
 // ollamaCopy serves POST /api/copy {"source", "destination"}.
 func (s *Server) ollamaCopy(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	var src, dst string
 	if ae == nil {
 		_, ae = f.str("source", &src)
@@ -336,11 +324,7 @@ func (s *Server) ollamaCopy(w http.ResponseWriter, r *http.Request, e *engine) {
 // {"status": "success"}; a failure after the stream began is a last
 // {"error"} line. With "stream": false, one answer at the end.
 func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	var name string
 	if ae == nil {
 		name, ae = nameField(f)

@@ -436,6 +436,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	return b, nil
 }
 
+// readObject reads the body (readBody) and decodes it as a JSON object.
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request) (fields, *apiError) {
+	body, ae := s.readBody(w, r)
+	if ae != nil {
+		return nil, ae
+	}
+	return decodeObject(body)
+}
+
 // statusWriter records the status sent, for the log and the metrics.
 type statusWriter struct {
 	http.ResponseWriter

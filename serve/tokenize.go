@@ -8,11 +8,7 @@ import (
 // {"content": "text", "add_special": false, "with_pieces": false} gives
 // {"tokens": [ids]}, or [{"id", "piece"}] with with_pieces.
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	var content string
 	var special, pieces bool
 	if ae == nil {
@@ -45,11 +41,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, e *engine) {
 
 // detokenize serves POST /detokenize: {"tokens": [ids]} gives {"content": "text"}.
 func (s *Server) detokenize(w http.ResponseWriter, r *http.Request, e *engine) {
-	body, ae := s.readBody(w, r)
-	var f fields
-	if ae == nil {
-		f, ae = decodeObject(body)
-	}
+	f, ae := s.readObject(w, r)
 	var ids []int
 	if ae == nil {
 		_, ae = f.decode("tokens", "an array of token ids", &ids)
