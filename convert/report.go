@@ -36,6 +36,12 @@ type errSums struct {
 func (a *errSums) add(x []float32, cols int, qt quantize.Type, q, s []byte, f16 bool, imp []float32) {
 	rows := len(x) / cols
 	d := quantize.Dequantize(qt, q, quantize.DecodeScales(s, f16), rows, cols)
+	a.sum(x, d, cols, imp)
+}
+
+// sum adds the squared errors of d against x and the squares of x,
+// weighting column j by imp[j] when imp is set.
+func (a *errSums) sum(x, d []float32, cols int, imp []float32) {
 	for i, v := range x {
 		e := float64(d[i]) - float64(v)
 		ee, ww := e*e, float64(v)*float64(v)
@@ -54,16 +60,7 @@ func (a *errSums) addBlocks(x []float32, cols int, gt quantize.GGMLType, blocks 
 	if err := quantize.DequantizeGGML(gt, blocks, d); err != nil {
 		panic(err) // the blocks are QuantizeGGML's, for these rows
 	}
-	for i, v := range x {
-		e := float64(d[i]) - float64(v)
-		ee, ww := e*e, float64(v)*float64(v)
-		if imp != nil {
-			c := float64(imp[i%cols])
-			ee, ww = c*ee, c*ww
-		}
-		a.e += ee
-		a.w += ww
-	}
+	a.sum(x, d, cols, imp)
 }
 
 func (a *errSums) rel() float64 {
