@@ -295,14 +295,21 @@ const sumChunk = 64
 // activation row (QuantizeQ8_0): per block p = Σ (n + 16·h − 16)·a (exact),
 // then Q4_0's step: acc = acc + float32(float32(p)·float32(d·da_b)).
 func DotQ5_0(w []byte, a []int8, da []float32) float32 {
-	nb := check32(w, a, da, 22)
+	return dotBlockSums(w, a, da, 22, q5_0Sums)
+}
+
+// dotBlockSums is the dot product of a row of size-byte blocks of 32 that
+// start with their f16 scale, whose exact block sums sums gives: Q4_0's
+// step over the blocks in order (DotQ5_0, DotIQ4_NL).
+func dotBlockSums(w []byte, a []int8, da []float32, size int, sums func(w []byte, a []int8, p []int32)) float32 {
+	nb := check32(w, a, da, size)
 	var acc float32
 	var p [sumChunk]int32
 	for b0 := 0; b0 < nb; b0 += sumChunk {
 		n := min(sumChunk, nb-b0)
-		q5_0Sums(w[b0*22:(b0+n)*22], a[b0*BlockSize:(b0+n)*BlockSize], p[:n])
+		sums(w[b0*size:(b0+n)*size], a[b0*BlockSize:(b0+n)*BlockSize], p[:n])
 		for j := range n {
-			acc = blockStep(acc, p[j], f16le(w[(b0+j)*22:]), da[b0+j])
+			acc = blockStep(acc, p[j], f16le(w[(b0+j)*size:]), da[b0+j])
 		}
 	}
 	return acc
@@ -332,17 +339,7 @@ func q5_0SumsGeneric(w []byte, a []int8, p []int32) {
 // must not hold −128 (QuantizeQ8_0 never writes it; the AVX2 kernel negates
 // activations by the codebook's signs).
 func DotIQ4_NL(w []byte, a []int8, da []float32) float32 {
-	nb := check32(w, a, da, 18)
-	var acc float32
-	var p [sumChunk]int32
-	for b0 := 0; b0 < nb; b0 += sumChunk {
-		n := min(sumChunk, nb-b0)
-		iq4nlSums(w[b0*18:(b0+n)*18], a[b0*BlockSize:(b0+n)*BlockSize], p[:n])
-		for j := range n {
-			acc = blockStep(acc, p[j], f16le(w[(b0+j)*18:]), da[b0+j])
-		}
-	}
-	return acc
+	return dotBlockSums(w, a, da, 18, iq4nlSums)
 }
 
 // iq4nlSumsGeneric is the definition of an IQ4_NL row's block sums: p[b] =
