@@ -135,6 +135,9 @@ func TestEncodeSentencePieceFlags(t *testing.T) {
 	if got := smallSentencePiece(0).Encode("ab", true); !slices.Equal(got, []int{259, 258}) {
 		t.Errorf("Encode with addBOS but no flag: got %v, want [259 258]", got)
 	}
+	if got := smallSentencePiece(FlagAddBOS).EncodePrompt("ab"); !slices.Equal(got, []int{261, 259, 258}) {
+		t.Errorf("EncodePrompt with flag 1: got %v, want [261 259 258]", got)
+	}
 }
 
 // TestAddedLongestMatch: of added tokens starting at the same place the

@@ -88,6 +88,28 @@ func (t *Tokenizer) AppendEncode(out []int, text string, addBOS bool) []int {
 	return t.appendText(out, text)
 }
 
+// EncodePrompt encodes a prompt for a model to continue: the special tokens
+// the tokenizer puts before a text (BOS with flag 1, or the post-processor's
+// items before $A), then the text, but none of those after it. A template
+// such as `[BOS] $A [EOS]` ends a sequence with EOS, and a model asked to
+// continue a sequence that has ended writes nothing useful.
+func (t *Tokenizer) EncodePrompt(text string) []int {
+	if t.Post == nil {
+		return t.Encode(text, true)
+	}
+	t.prepare()
+	out := make([]int, 0, len(text)/3+4)
+	for _, it := range t.Post.Single {
+		if it.Seq == PostSeqA {
+			break
+		}
+		for _, id := range it.IDs {
+			out = append(out, int(id))
+		}
+	}
+	return t.appendText(out, text)
+}
+
 // appendText appends the ids of text, without special tokens around it.
 func (t *Tokenizer) appendText(out []int, text string) []int {
 	if t.pipe != nil {

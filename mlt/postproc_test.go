@@ -112,6 +112,9 @@ func TestPostSectionRoundTrip(t *testing.T) {
 	if got := back.Encode("ab", true); !slices.Equal(got, want) {
 		t.Errorf("Encode: got %v, want %v", got, want)
 	}
+	if got, want := back.EncodePrompt("ab"), append([]int{1, 2}, plain...); !slices.Equal(got, want) {
+		t.Errorf("EncodePrompt: got %v, want %v (the template's tokens before $A, none after)", got, want)
+	}
 	wantPair := append(append(slices.Clone(plain), 3), back.Encode("b", false)...)
 	if got := back.EncodePair("ab", "b", true); !slices.Equal(got, wantPair) {
 		t.Errorf("EncodePair: got %v, want %v", got, wantPair)

@@ -260,7 +260,7 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		}
 		prompt, stop = chat.Encode(tok, text), tmpl.StopIDs()
 	} else {
-		prompt = tok.Encode(text, infer.AddBOS(tok))
+		prompt = tok.EncodePrompt(text)
 	}
 	switch {
 	case len(prompt) == 0 && text == "":

@@ -262,3 +262,32 @@ func TestBench(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPromptTemplate: with a post-processor template `[BOS] $A [EOS]`
+// (flag 2048), run's prompt starts with the template's BOS and does not end
+// with its EOS: a sequence that has ended is nothing to continue.
+func TestRunPromptTemplate(t *testing.T) {
+	model := runTestModel(t)
+	tp := strings.TrimSuffix(model, ".mlb") + ".mlt"
+	tok, err := mlt.Open(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bos, eos := int32(1), int32(2)
+	tok.Flags &^= mlt.FlagAddBOS
+	tok.SetPost(&mlt.Post{
+		Single: []mlt.PostItem{{Seq: mlt.PostSpecial, IDs: []int32{bos}}, {Seq: mlt.PostSeqA}, {Seq: mlt.PostSpecial, IDs: []int32{eos}}},
+		Pair:   []mlt.PostItem{{Seq: mlt.PostSeqA}, {Seq: mlt.PostSeqB}},
+	})
+	if err := tok.Write(tp); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := runCLI("run", model, "-p", "The lava", "-n", "2", "--temp", "0", "-v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]int{int(bos)}, tok.Encode("The lava", false)...)
+	if !strings.Contains(errOut, fmt.Sprintf("prompt tokens: %v\n", want)) {
+		t.Errorf("stderr %q: want the prompt tokens %v (BOS, the text, no EOS)", errOut, want)
+	}
+}
