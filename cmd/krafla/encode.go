@@ -19,17 +19,19 @@ func init() { addCommand(newEncodeCmd) }
 
 type encodeOptions struct {
 	Tokenizer string
-	NoBOS     bool
+	NoSpecial bool
 	JSONL     bool
 }
 
 func newEncodeCmd() *cobra.Command {
 	var o encodeOptions
 	c := &cobra.Command{
-		Use:   "encode -t TOK.mlt [--no-bos] TEXT",
+		Use:   "encode -t TOK.mlt [--no-special] TEXT",
 		Short: "Print the token ids of a text",
-		Long: `encode prints the ids of TEXT, separated by spaces, with BOS first when the
-tokenizer adds one (unless --no-bos). With --jsonl it reads lines of JSON
+		Long: `encode prints the ids of TEXT, separated by spaces, with the special tokens
+the tokenizer adds around a text (BOS, or its post-processor's template), as
+Hugging Face's encode with add_special_tokens does; --no-special leaves them
+out. With --jsonl it reads lines of JSON
 objects {"text": ...} from standard input instead and writes one line
 {"ids": [...]} for each.`,
 		Example: `  krafla encode -t llama.mlt "Hello world"
@@ -58,13 +60,15 @@ objects {"text": ...} from standard input instead and writes one line
 		},
 	}
 	c.Flags().StringVarP(&o.Tokenizer, "tokenizer", "t", "", "the .mlt tokenizer (required)")
-	c.Flags().BoolVar(&o.NoBOS, "no-bos", false, "do not prepend BOS even when the tokenizer adds one")
+	c.Flags().BoolVar(&o.NoSpecial, "no-special", false, "leave out the special tokens the tokenizer adds around a text (BOS, EOS of its template)")
+	c.Flags().BoolVar(&o.NoSpecial, "no-bos", false, "the old name of --no-special")
+	_ = c.Flags().MarkDeprecated("no-bos", "use --no-special (it leaves out every special token the tokenizer adds, not only BOS)")
 	c.Flags().BoolVar(&o.JSONL, "jsonl", false, `read {"text": ...} lines on standard input, write {"ids": [...]} lines`)
 	return c
 }
 
 func runEncode(t *mlt.Tokenizer, o encodeOptions, text string, out io.Writer) error {
-	ids := t.Encode(text, !o.NoBOS)
+	ids := t.Encode(text, !o.NoSpecial)
 	b := make([]byte, 0, len(ids)*7)
 	for i, id := range ids {
 		if i > 0 {
@@ -92,7 +96,7 @@ func runEncodeJSONL(ctx context.Context, t *mlt.Tokenizer, o encodeOptions, in i
 			if perr != nil {
 				return fmt.Errorf("stdin line %d: %v", line, perr)
 			}
-			ids = t.AppendEncode(ids[:0], text, !o.NoBOS)
+			ids = t.AppendEncode(ids[:0], text, !o.NoSpecial)
 			b = append(b[:0], `{"ids":[`...)
 			for i, id := range ids {
 				if i > 0 {

@@ -73,7 +73,7 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 		want string
 	}{
 		{"encode", "", []string{"encode", "-t", tok, "Hello world"}, "1 22557 1526\n"},
-		{"encode no bos", "", []string{"encode", "-t", tok, "--no-bos", "Hello world"}, "22557 1526\n"},
+		{"encode no special", "", []string{"encode", "-t", tok, "--no-special", "Hello world"}, "22557 1526\n"},
 		{"encode jsonl", "{\"text\":\"Hello world\"}\n\n{\"text\":\"\"}", []string{"encode", "-t", tok, "--jsonl"},
 			"{\"ids\":[1,22557,1526]}\n{\"ids\":[1]}\n"},
 		// The decoder strips one leading space of the whole text; <s> comes first.
@@ -89,6 +89,11 @@ func TestTokenizeEncodeDecode(t *testing.T) {
 				t.Errorf("got %q, %v, want %q", out, err, tc.want)
 			}
 		})
+	}
+	// --no-bos, the old name, still works and says it is deprecated.
+	if out, err := execKrafla(t, "", "encode", "-t", tok, "--no-bos", "Hello world"); err != nil ||
+		!strings.HasSuffix(out, "\n22557 1526\n") || !strings.Contains(out, "use --no-special") {
+		t.Errorf("encode --no-bos: got %q, %v; want the deprecation and the ids without BOS", out, err)
 	}
 
 	for in, want := range map[string]string{
