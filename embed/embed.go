@@ -65,6 +65,10 @@ type Embedder struct {
 // context.
 var ErrTooLong = errors.New("input longer than the context")
 
+// ErrPromptOnly is matched by the error for an input whose tokens are all
+// left out of pooling (EmbedSkip).
+var ErrPromptOnly = errors.New("no token after the prompt to pool")
+
 // New makes an Embedder for m and its tokenizer.
 func New(m *infer.Model, tok *mlt.Tokenizer, opt Options) (*Embedder, error) {
 	if tok != nil {
@@ -228,7 +232,7 @@ func (e *Embedder) EmbedSkip(inputs [][]int, skip []int) ([][]float32, error) {
 		case skip != nil && skip[i] < 0:
 			return nil, fmt.Errorf("embed: input %d: skip count %d is negative", i, skip[i])
 		case skip != nil && skip[i] >= len(in):
-			return nil, fmt.Errorf("embed: input %d: its %d tokens are all the prompt's (%d), none is left to pool", i, len(in), skip[i])
+			return nil, fmt.Errorf("embed: input %d: its %d tokens are all the prompt's (%d): %w", i, len(in), skip[i], ErrPromptOnly)
 		}
 		for j, t := range in {
 			if t < 0 || t >= c.Vocab {
