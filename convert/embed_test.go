@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
@@ -67,5 +68,52 @@ func TestHeadLessGGUFRoundTrip(t *testing.T) {
 	}
 	if bt.Post == nil || !reflect.DeepEqual(bt.Post.Single, eos) || len(bt.Post.Pair) != 4 {
 		t.Errorf("imported post-processor %+v, want $A EOS (pair $A EOS $B EOS)", bt.Post)
+	}
+}
+
+// TestExportEmbeddingPoolings: GGUF export refuses a max-pooling model
+// (llama.cpp has no max pooling; its pooling type 4 is rank) and says that
+// llama.cpp pools the prompt's tokens of a model that excludes them; the
+// import of that GGUF gives the mode back, pooling every token.
+func TestExportEmbeddingPoolings(t *testing.T) {
+	conv := func(opt hfgen.Options) string {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "hf")
+		if err := hfgen.Write(src, "qwen3", opt); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "e.mlb")
+		if _, err := Convert(context.Background(), src, Options{Out: out, Threads: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	mx := conv(hfgen.Options{Seed: 1, Embedding: "max"})
+	if _, err := ExportGGUF(mx, filepath.Join(t.TempDir(), "m.gguf"), ExportOptions{}); err == nil || !strings.Contains(err.Error(), "pools by max, which llama.cpp cannot") {
+		t.Errorf("export of a max-pooling model: got %v", err)
+	}
+	ex := conv(hfgen.Options{Seed: 1, Embedding: "mean", ExcludePrompt: true})
+	g := filepath.Join(t.TempDir(), "x.gguf")
+	rep, err := ExportGGUF(ex, g, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range rep.Notices {
+		found = found || strings.Contains(n, "include_prompt false")
+	}
+	if !found {
+		t.Errorf("notices %q say nothing of the excluded prompt", rep.Notices)
+	}
+	back := filepath.Join(t.TempDir(), "back.mlb")
+	if _, err := ConvertGGUF(context.Background(), g, Options{Out: back}); err != nil {
+		t.Fatal(err)
+	}
+	bt, err := mlt.Open(TokenizerPath(back))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bt.Embed == nil || bt.Embed.Pooling != mlt.PoolMean || bt.Embed.ExcludePrompt {
+		t.Errorf("imported embedding section %+v, want mean pooling of every token", bt.Embed)
 	}
 }

@@ -151,8 +151,15 @@ func ExportGGUF(in, out string, opt ExportOptions) (*ExportReport, error) {
 		kvs = append(kvs, tk...)
 		if e := t.Embed; e != nil {
 			// llama.cpp's LLAMA_POOLING_TYPE_MEAN, CLS and LAST are 1, 2
-			// and 3, the .mlt's values; its callers normalize.
+			// and 3, the .mlt's values; its callers normalize. It has no
+			// max pooling (its 4 is rank) and pools every token.
+			if e.Pooling == mlt.PoolMax {
+				return nil, fmt.Errorf("export: %s: the model pools by max, which llama.cpp cannot (its pooling types are none, mean, cls, last and rank)", tokPath)
+			}
 			kvs = append(kvs, gguf.KV{Key: arch + ".pooling_type", Value: gguf.Uint32(uint32(e.Pooling))})
+			if e.ExcludePrompt {
+				notice("the model leaves the prompt's tokens out of pooling (include_prompt false); llama.cpp pools them too, so its vectors of prompted inputs differ")
+			}
 		}
 		rep.Tokenizer = tokPath
 	} else {

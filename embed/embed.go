@@ -15,9 +15,10 @@ const (
 	Mean = mlt.PoolMean
 	CLS  = mlt.PoolCLS
 	Last = mlt.PoolLast
+	Max  = mlt.PoolMax
 )
 
-// ParsePooling reads "mean", "cls" or "last".
+// ParsePooling reads "mean", "cls", "last" or "max".
 func ParsePooling(s string) (uint8, error) {
 	switch s {
 	case "mean":
@@ -26,8 +27,10 @@ func ParsePooling(s string) (uint8, error) {
 		return CLS, nil
 	case "last", "lasttoken":
 		return Last, nil
+	case "max":
+		return Max, nil
 	}
-	return 0, fmt.Errorf("embed: pooling %q: want mean, cls or last", s)
+	return 0, fmt.Errorf("embed: pooling %q: want mean, cls, last or max", s)
 }
 
 // Options configure an Embedder.
@@ -51,6 +54,7 @@ type Embedder struct {
 	tok       *mlt.Tokenizer
 	pooling   uint8
 	normalize bool
+	exclude   bool // leave the prompt's tokens out of pooling
 	tokens    int
 	threads   int
 	kv        infer.KVType
@@ -60,6 +64,10 @@ type Embedder struct {
 // ErrTooLong is matched by the error for an input longer than the model's
 // context.
 var ErrTooLong = errors.New("input longer than the context")
+
+// ErrPromptOnly is matched by the error for an input whose tokens are all
+// left out of pooling (EmbedSkip).
+var ErrPromptOnly = errors.New("no token after the prompt to pool")
 
 // New makes an Embedder for m and its tokenizer.
 func New(m *infer.Model, tok *mlt.Tokenizer, opt Options) (*Embedder, error) {
@@ -72,12 +80,16 @@ func New(m *infer.Model, tok *mlt.Tokenizer, opt Options) (*Embedder, error) {
 	if tok != nil && tok.Embed != nil {
 		e.pooling = tok.Embed.Pooling
 		e.normalize = tok.Embed.Normalize && !opt.NoNormalize
+		e.exclude = tok.Embed.ExcludePrompt
 	}
 	if opt.Pooling != 0 {
-		if opt.Pooling < Mean || opt.Pooling > Last {
+		if opt.Pooling < Mean || opt.Pooling > Max {
 			return nil, fmt.Errorf("embed: pooling %d unknown", opt.Pooling)
 		}
 		e.pooling = opt.Pooling
+	}
+	if e.exclude && e.pooling == CLS {
+		return nil, fmt.Errorf("embed: cls pooling cannot leave out the prompt's tokens, as the model's pooling (include_prompt false) asks")
 	}
 	if e.tokens <= 0 {
 		e.tokens = 512
@@ -95,6 +107,10 @@ func (e *Embedder) Close() {
 
 // Pooling is the pooling mode in use.
 func (e *Embedder) Pooling() uint8 { return e.pooling }
+
+// ExcludePrompt reports whether the prompt's tokens are left out of pooling
+// (the model's include_prompt false).
+func (e *Embedder) ExcludePrompt() bool { return e.exclude }
 
 // Normalize reports whether vectors are L2-normalized.
 func (e *Embedder) Normalize() bool { return e.normalize }
@@ -151,15 +167,72 @@ func (e *Embedder) Tokenize(prompt, text string) ([]int, error) {
 	return e.tok.Encode(prompt+text, true), nil
 }
 
-// Embed returns one vector per input (token ids), in order.
+// PromptTokens is how many leading tokens of an input that Tokenize made
+// from prompt and a text are left out of pooling: none unless the model's
+// pooling excludes the prompt (include_prompt false), else the prompt's
+// tokens as sentence-transformers counts them (SentenceTransformer's
+// _get_prompt_length): the prompt encoded alone with the special tokens,
+// less one when its last token is special (the template's EOS or SEP, BOS,
+// EOS), so a BOS before the prompt is left out too.
+func (e *Embedder) PromptTokens(prompt string) int {
+	if !e.exclude || prompt == "" || e.tok == nil {
+		return 0
+	}
+	ids := e.tok.Encode(prompt, true)
+	n := len(ids)
+	if n > 0 && isSpecial(e.tok, ids[n-1]) {
+		n--
+	}
+	return n
+}
+
+// isSpecial reports whether id is BOS, EOS or a token of the
+// post-processor's templates: the special tokens the tokenizer adds, what
+// Hugging Face's all_special_ids holds of them.
+func isSpecial(t *mlt.Tokenizer, id int) bool {
+	if id == int(t.BOS) || id == int(t.EOS) {
+		return true
+	}
+	if t.Post != nil {
+		for _, tmpl := range [][]mlt.PostItem{t.Post.Single, t.Post.Pair} {
+			for _, it := range tmpl {
+				for _, x := range it.IDs {
+					if int(x) == id {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Embed returns one vector per input (token ids), in order; every token is
+// pooled.
 func (e *Embedder) Embed(inputs [][]int) ([][]float32, error) {
+	return e.EmbedSkip(inputs, nil)
+}
+
+// EmbedSkip is Embed leaving the first skip[i] tokens of input i out of
+// pooling (PromptTokens; nil skips none): they are still evaluated, and the
+// tokens after them attend to them, as sentence-transformers masks the
+// prompt only in its Pooling module. Mean and max pooling then need a token
+// after them; last-token pooling reads the last token either way.
+func (e *Embedder) EmbedSkip(inputs [][]int, skip []int) ([][]float32, error) {
 	c := e.m.Config()
+	if skip != nil && len(skip) != len(inputs) {
+		return nil, fmt.Errorf("embed: %d skip counts for %d inputs", len(skip), len(inputs))
+	}
 	for i, in := range inputs {
 		switch {
 		case len(in) == 0:
 			return nil, fmt.Errorf("embed: input %d has no tokens", i)
 		case len(in) > c.MaxSeq:
 			return nil, fmt.Errorf("embed: input %d: %d tokens, more than the context of %d: %w", i, len(in), c.MaxSeq, ErrTooLong)
+		case skip != nil && skip[i] < 0:
+			return nil, fmt.Errorf("embed: input %d: skip count %d is negative", i, skip[i])
+		case skip != nil && skip[i] >= len(in):
+			return nil, fmt.Errorf("embed: input %d: its %d tokens are all the prompt's (%d): %w", i, len(in), skip[i], ErrPromptOnly)
 		}
 		for j, t := range in {
 			if t < 0 || t >= c.Vocab {
@@ -177,6 +250,7 @@ func (e *Embedder) Embed(inputs [][]int) ([][]float32, error) {
 	type run struct {
 		in   int // input index
 		s    *infer.Session
+		skip int       // leading tokens not pooled
 		done int       // tokens evaluated
 		acc  []float64 // mean: running sums
 		vec  []float32
@@ -204,8 +278,16 @@ func (e *Embedder) Embed(inputs [][]int) ([][]float32, error) {
 				return nil, err
 			}
 			r := &run{in: next, s: s, vec: make([]float32, c.Dim)}
-			if e.pooling == Mean {
+			if skip != nil {
+				r.skip = skip[next]
+			}
+			switch e.pooling {
+			case Mean:
 				r.acc = make([]float64, c.Dim)
+			case Max:
+				for k := range r.vec {
+					r.vec[k] = float32(math.Inf(-1))
+				}
 			}
 			active = append(active, r)
 			budget -= min(len(inputs[next]), budget)
@@ -225,16 +307,20 @@ func (e *Embedder) Embed(inputs [][]int) ([][]float32, error) {
 		err := e.b.EvalHidden(items, func(i, j int, h []float32) error {
 			r := runs[i]
 			pos := r.done + j
-			switch e.pooling {
-			case Mean:
+			switch {
+			case e.pooling == Mean && pos >= r.skip:
 				for k, v := range h {
 					r.acc[k] += float64(v)
 				}
-			case CLS:
+			case e.pooling == Max && pos >= r.skip:
+				for k, v := range h {
+					r.vec[k] = max(r.vec[k], v)
+				}
+			case e.pooling == CLS:
 				if pos == 0 {
 					copy(r.vec, h)
 				}
-			case Last:
+			case e.pooling == Last:
 				if pos == len(inputs[r.in])-1 {
 					copy(r.vec, h)
 				}
@@ -256,7 +342,7 @@ func (e *Embedder) Embed(inputs [][]int) ([][]float32, error) {
 				continue
 			}
 			if e.pooling == Mean {
-				n := float64(len(inputs[r.in]))
+				n := float64(len(inputs[r.in]) - r.skip)
 				for k, v := range r.acc {
 					r.vec[k] = float32(v / n)
 				}

@@ -177,3 +177,87 @@ func TestEmbedRefuses(t *testing.T) {
 		t.Errorf("got %v, want ErrTooLong", err)
 	}
 }
+
+// TestPromptTokens: with include_prompt false the prompt's tokens are
+// counted as sentence-transformers counts them: the stories tokenizer puts
+// BOS before the text and appends nothing, so BOS and every prompt token
+// are left out; without the flag, or without a prompt, none are.
+func TestPromptTokens(t *testing.T) {
+	m, tok := openStories(t)
+	if tok.Flags&mlt.FlagAddBOS == 0 || tok.Post != nil {
+		t.Fatalf("the stories tokenizer: flags %#x, post %v; want BOS only", tok.Flags, tok.Post)
+	}
+	const prompt = "Once upon a time:"
+	p := len(tok.Encode(prompt, false))
+	for _, tc := range []struct {
+		embed  *mlt.Embed
+		prompt string
+		want   int
+	}{
+		{nil, prompt, 0},
+		{&mlt.Embed{Pooling: Mean}, prompt, 0},
+		{&mlt.Embed{Pooling: Mean, ExcludePrompt: true}, prompt, 1 + p},
+		{&mlt.Embed{Pooling: Max, ExcludePrompt: true}, prompt, 1 + p},
+		{&mlt.Embed{Pooling: Mean, ExcludePrompt: true}, "", 0},
+	} {
+		tok.Embed = tc.embed
+		e, err := New(m, tok, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.PromptTokens(tc.prompt); got != tc.want {
+			t.Errorf("%+v: PromptTokens(%q) = %d, want %d", tc.embed, tc.prompt, got, tc.want)
+		}
+		e.Close()
+	}
+	tok.Embed = &mlt.Embed{Pooling: Mean, ExcludePrompt: true}
+	if _, err := New(m, tok, Options{Pooling: CLS}); err == nil || !strings.Contains(err.Error(), "cls pooling cannot leave out") {
+		t.Errorf("cls over a model that excludes the prompt: got %v", err)
+	}
+	tok.Embed = nil
+}
+
+func TestEmbedSkipRefuses(t *testing.T) {
+	m, tok := openStories(t)
+	e, err := New(m, tok, Options{Pooling: Max})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, tc := range []struct {
+		skip []int
+		want string
+	}{
+		{[]int{0}, "1 skip counts for 2 inputs"},
+		{[]int{0, -1}, "input 1: skip count -1 is negative"},
+		{[]int{1, 3}, "input 1: its 3 tokens are all the prompt's (3)"},
+	} {
+		_, err := e.EmbedSkip([][]int{{1, 2}, {1, 2, 3}}, tc.skip)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("skip %v: got %v, want an error containing %q", tc.skip, err, tc.want)
+		}
+	}
+	if _, err := e.EmbedSkip([][]int{{1, 2}}, []int{2}); !errors.Is(err, ErrPromptOnly) {
+		t.Errorf("got %v, want ErrPromptOnly", err)
+	}
+	// Max pooling with a skip of one is the maximum over the second token
+	// alone: that token's normalized state, pooled by last-token.
+	got, err := e.EmbedSkip([][]int{{1, 2}}, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := New(m, tok, Options{Pooling: Last})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer last.Close()
+	want, err := last.Embed([][]int{{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want[0] {
+		if math.Float32bits(got[0][k]) != math.Float32bits(want[0][k]) {
+			t.Fatalf("value %d: max over the last token %v, want its state %v", k, got[0][k], want[0][k])
+		}
+	}
+}

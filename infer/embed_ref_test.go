@@ -20,15 +20,25 @@ import (
 // headLessArchs are the hfgen architectures with a head-less (*Model) form.
 var headLessArchs = []string{"llama", "mistral", "qwen2", "qwen3", "smollm3", "gemma", "gemma2", "gemma3", "phi3", "granite"}
 
-// refPool pools float64 reference states as sentence-transformers does and
+// refPool pools float64 reference states as sentence-transformers does
+// (the first skip rows, the prompt's, left out of mean and max) and
 // L2-normalizes.
-func refPool(h [][]float64, pooling uint8) []float64 {
+func refPool(h [][]float64, pooling uint8, skip int) []float64 {
 	v := make([]float64, len(h[0]))
 	switch pooling {
 	case mlt.PoolMean:
-		for _, r := range h {
+		for _, r := range h[skip:] {
 			for i, x := range r {
-				v[i] += x / float64(len(h))
+				v[i] += x / float64(len(h)-skip)
+			}
+		}
+	case mlt.PoolMax:
+		for i := range v {
+			v[i] = math.Inf(-1)
+		}
+		for _, r := range h[skip:] {
+			for i, x := range r {
+				v[i] = math.Max(v[i], x)
 			}
 		}
 	case mlt.PoolCLS:
@@ -127,7 +137,7 @@ func TestEmbeddingReference(t *testing.T) {
 				}
 				worst := 1.0
 				for i, in := range inputs {
-					ref := refPool(infer.RefHidden(f, false, in), tok.Embed.Pooling)
+					ref := refPool(infer.RefHidden(f, false, in), tok.Embed.Pooling, 0)
 					c := cos(got[i], ref)
 					worst = min(worst, c)
 					if !(c >= 0.9999) {
@@ -142,6 +152,103 @@ func TestEmbeddingReference(t *testing.T) {
 					}
 				}
 				t.Logf("lowest cos with the float64 reference: %.7f", worst)
+			})
+		}
+	}
+}
+
+// TestEmbeddingReferenceExcludePrompt: checkpoints whose Pooling module says
+// include_prompt false (hfgen's ExcludePrompt) pool queries without the
+// query prompt's tokens. The count left out is sentence-transformers' (the
+// prompt encoded alone with the special tokens, less a final special one:
+// hfgen's tokenizers add no BOS, so the prompt's own tokens); each vector
+// matches the float64 reference pooled over the rows after the prompt (cos
+// ≥ 0.9999) and has the same bits alone as in the batch. Mean and max
+// vectors differ from those pooling every token; last-token ones do not.
+func TestEmbeddingReferenceExcludePrompt(t *testing.T) {
+	texts := []string{"the quick brown fox", "hello", "and the sands of time run out, slowly, over the dunes of the world"}
+	for _, arch := range headLessArchs {
+		for _, pool := range []string{"last", "mean", "max"} {
+			t.Run(arch+"/"+pool, func(t *testing.T) {
+				dir := t.TempDir()
+				src := filepath.Join(dir, "hf")
+				if err := hfgen.Write(src, arch, hfgen.Options{Seed: 9, Embedding: pool, ExcludePrompt: true}); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(dir, "m.mlb")
+				if _, err := convert.Convert(context.Background(), src, convert.Options{Out: out, Type: quantize.TypeQ8_0}); err != nil {
+					t.Fatal(err)
+				}
+				f, err := mlb.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				m, err := infer.FromFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tok, err := mlt.Open(convert.TokenizerPath(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tok.Embed == nil || !tok.Embed.ExcludePrompt || mlt.PoolName(tok.Embed.Pooling) != pool {
+					t.Fatalf("embedding section %+v, want %s pooling excluding the prompt", tok.Embed, pool)
+				}
+				e, err := embed.New(m, tok, embed.Options{Threads: 2, Tokens: 7})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				prompt, err := e.Prompt("query", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := len(tok.Encode(prompt, false))
+				skip := e.PromptTokens(prompt)
+				if skip != want || want < 5 {
+					t.Fatalf("PromptTokens(%q) = %d, want the prompt's %d tokens", prompt, skip, want)
+				}
+				var inputs [][]int
+				var skips []int
+				for _, s := range texts {
+					ids, _ := e.Tokenize(prompt, s)
+					inputs = append(inputs, ids)
+					skips = append(skips, skip)
+				}
+				// A document: no prompt, nothing left out.
+				doc, _ := e.Tokenize("", texts[0])
+				inputs = append(inputs, doc)
+				skips = append(skips, e.PromptTokens(""))
+				got, err := e.EmbedSkip(inputs, skips)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all, err := e.Embed(inputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst := 1.0
+				for i, in := range inputs {
+					ref := refPool(infer.RefHidden(f, false, in), tok.Embed.Pooling, skips[i])
+					c := cos(got[i], ref)
+					worst = min(worst, c)
+					if !(c >= 0.9999) {
+						t.Errorf("input %d (%d tokens, %d left out): cos with the float64 reference %.6f, want ≥ 0.9999", i, len(in), skips[i], c)
+					}
+					alone, err := e.EmbedSkip([][]int{in}, []int{skips[i]})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(f32bytes(alone[0]), f32bytes(got[i])) {
+						t.Errorf("input %d: embedded alone differs from embedded in the batch", i)
+					}
+					same := bytes.Equal(f32bytes(all[i]), f32bytes(got[i]))
+					if wantSame := pool == "last" || skips[i] == 0; same != wantSame {
+						t.Errorf("input %d: vector pooling every token equal to the one leaving %d out: %v, want %v", i, skips[i], same, wantSame)
+					}
+				}
+				t.Logf("%d prompt tokens left out; lowest cos with the float64 reference: %.7f", skip, worst)
 			})
 		}
 	}

@@ -11,8 +11,11 @@ import (
 // beside a checkpoint describe it: which hidden states are pooled, whether
 // the result is L2-normalized, and the prompts put before a text.
 type Embed struct {
-	Pooling   uint8 // PoolMean, PoolCLS or PoolLast
+	Pooling   uint8 // PoolMean, PoolCLS, PoolLast or PoolMax
 	Normalize bool  // L2-normalize the pooled vector (a Normalize module)
+	// ExcludePrompt leaves the prompt's tokens out of pooling (the Pooling
+	// module's include_prompt false, as INSTRUCTOR and GritLM pool).
+	ExcludePrompt bool
 	// Prompts are config_sentence_transformers.json's prompts, in name
 	// order: "query" → "Instruct: …\nQuery:" for Qwen3-Embedding.
 	Prompts []NamedPrompt
@@ -30,6 +33,7 @@ const (
 	PoolMean = 1 // mean of the final hidden states of every token
 	PoolCLS  = 2 // the first token's
 	PoolLast = 3 // the last token's (pooling_mode_lasttoken)
+	PoolMax  = 4 // each dimension's maximum over the tokens (pooling_mode_max_tokens)
 )
 
 // PoolName is the sentence-transformers name of a pooling mode.
@@ -41,6 +45,8 @@ func PoolName(p uint8) string {
 		return "cls"
 	case PoolLast:
 		return "last"
+	case PoolMax:
+		return "max"
 	}
 	return "unknown"
 }
@@ -57,6 +63,14 @@ func (e *Embed) Prompt(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// Bits of the embedding section's flags byte (the normalize byte of files
+// written before ExcludePrompt: 0 or 1).
+const (
+	embedNormalize     = 1
+	embedExcludePrompt = 2
+	embedFlagsKnown    = embedNormalize | embedExcludePrompt
+)
 
 // Limits of the embedding section; real files have two or three prompts of
 // a few hundred bytes.
@@ -78,8 +92,13 @@ func (t *Tokenizer) SetEmbed(e *Embed) {
 }
 
 func validateEmbed(e *Embed, off int64) error {
-	if e.Pooling < PoolMean || e.Pooling > PoolLast {
-		return formatErr(off, "embedding section: pooling %d unknown (1 mean, 2 cls, 3 last)", e.Pooling)
+	if e.Pooling < PoolMean || e.Pooling > PoolMax {
+		return formatErr(off, "embedding section: pooling %d unknown (1 mean, 2 cls, 3 last, 4 max)", e.Pooling)
+	}
+	if e.ExcludePrompt && e.Pooling == PoolCLS {
+		// sentence-transformers' own code paths disagree on which token
+		// that is (the first, or the first after the prompt).
+		return formatErr(off, "embedding section: cls pooling cannot exclude the prompt")
 	}
 	if len(e.Prompts) > MaxEmbedPrompts {
 		return formatErr(off, "embedding section: %d prompts, more than the limit %d", len(e.Prompts), MaxEmbedPrompts)
@@ -109,13 +128,14 @@ func parseEmbedSection(t *Tokenizer, version uint32, p []byte, off int64) error 
 		return formatErr(off-4, "embedding section version %d is not supported (this reader knows %d)", version, embedVersion)
 	}
 	if len(p) < 2 {
-		return formatErr(off, "embedding section: %d bytes, need at least 2 (pooling, normalize)", len(p))
+		return formatErr(off, "embedding section: %d bytes, need at least 2 (pooling, flags)", len(p))
 	}
 	e := &Embed{Pooling: p[0]}
-	if p[1] > 1 {
-		return formatErr(off+1, "embedding section: normalize %d is not 0 or 1", p[1])
+	if p[1]&^embedFlagsKnown != 0 {
+		return formatErr(off+1, "embedding section: flags 0x%x has unknown bits (1 normalize, 2 exclude prompt)", p[1])
 	}
-	e.Normalize = p[1] == 1
+	e.Normalize = p[1]&embedNormalize != 0
+	e.ExcludePrompt = p[1]&embedExcludePrompt != 0
 	// The chat section's reader checks each length against its limit and the
 	// bytes left; its messages say "chat section", so rename them.
 	r := &chatReader{p: p[2:], off: off + 2}
@@ -149,7 +169,11 @@ func appendEmbedSection(t *Tokenizer, b []byte) []byte {
 	e := t.Embed
 	str := func(b []byte, s string) []byte { return append(le.AppendUint32(b, uint32(len(s))), s...) }
 	b = le.AppendUint32(b, embedVersion)
-	b = append(b, e.Pooling, byte(boolInt(e.Normalize)))
+	flags := byte(boolInt(e.Normalize))
+	if e.ExcludePrompt {
+		flags |= embedExcludePrompt
+	}
+	b = append(b, e.Pooling, flags)
 	b = le.AppendUint32(b, uint32(len(e.Prompts)))
 	for _, p := range e.Prompts {
 		b = str(b, p.Name)

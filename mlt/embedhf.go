@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // ReadHFEmbed reads the sentence-transformers files of the checkpoint folder
@@ -14,8 +15,8 @@ import (
 // config_sentence_transformers.json (prompts, default_prompt_name). It returns
 // nil, nil when dir has none of them, so the tokenizer stays as it was; it
 // refuses, naming the file and key, what krafla's pooling cannot reproduce:
-// max, mean_sqrt_len or weightedmean pooling, several modes at once,
-// include_prompt false, and modules other than those three (a Dense
+// mean_sqrt_len or weightedmean pooling, several modes at once, cls pooling
+// with include_prompt false, and modules other than those three (a Dense
 // projection).
 func ReadHFEmbed(dir string) (*Embed, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -68,33 +69,18 @@ func ReadHFEmbed(dir string) (*Embed, error) {
 		return nil, nil
 	}
 	if havePool {
-		if v, ok := pool["include_prompt"]; ok && v != true {
-			return nil, fmt.Errorf("mlt: %s: include_prompt %v: krafla pools over the prompt's tokens too", pfile, v)
+		if e.Pooling, err = poolingMode(pool, pfile); err != nil {
+			return nil, err
 		}
-		modes := map[string]uint8{"pooling_mode_mean_tokens": PoolMean, "pooling_mode_cls_token": PoolCLS, "pooling_mode_lasttoken": PoolLast}
-		keys := make([]string, 0, len(pool))
-		for k := range pool {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v := pool[k]
-			if len(k) < len("pooling_mode_") || k[:len("pooling_mode_")] != "pooling_mode_" || v == false {
-				continue
+		switch v, ok := pool["include_prompt"]; {
+		case !ok || v == true:
+		case v == false:
+			if e.Pooling == PoolCLS {
+				return nil, fmt.Errorf("mlt: %s: include_prompt false with cls pooling: sentence-transformers' code paths disagree on the token (the first, or the first after the prompt), so krafla does not guess", pfile)
 			}
-			m, known := modes[k]
-			switch {
-			case v != true:
-				return nil, fmt.Errorf("mlt: %s: %s is %v, not a bool", pfile, k, v)
-			case !known:
-				return nil, fmt.Errorf("mlt: %s: %s is not supported (mean, cls and last-token pooling are)", pfile, k)
-			case e.Pooling != 0:
-				return nil, fmt.Errorf("mlt: %s: several pooling modes are set (%s and %s)", pfile, PoolName(e.Pooling), PoolName(m))
-			}
-			e.Pooling = m
-		}
-		if e.Pooling == 0 {
-			return nil, fmt.Errorf("mlt: %s: no pooling_mode_* is true", pfile)
+			e.ExcludePrompt = true
+		default:
+			return nil, fmt.Errorf("mlt: %s: include_prompt is %v, not a bool", pfile, v)
 		}
 	} else {
 		// sentence-transformers' default for a plain Transformer model.
@@ -111,4 +97,79 @@ func ReadHFEmbed(dir string) (*Embed, error) {
 		return nil, fmt.Errorf("mlt: %s: %s", sfile, err.(*Error).Msg)
 	}
 	return e, nil
+}
+
+// poolModes are sentence-transformers' pooling modes krafla pools by: the
+// names of the pooling_mode key (sentence-transformers 5) and the legacy
+// pooling_mode_* bool keys.
+var poolModes = []struct {
+	name, key string
+	mode      uint8
+}{
+	{"mean", "pooling_mode_mean_tokens", PoolMean},
+	{"cls", "pooling_mode_cls_token", PoolCLS},
+	{"lasttoken", "pooling_mode_lasttoken", PoolLast},
+	{"max", "pooling_mode_max_tokens", PoolMax},
+}
+
+// poolingMode reads the mode of a Pooling module's config.json: the
+// pooling_mode key (a name, or a list of one) where present, as
+// sentence-transformers 5 writes it and reads it first, else the legacy
+// pooling_mode_* keys (exactly one true; none of them at all is mean, the
+// module's default). Several modes at once (their vectors concatenated) and
+// modes krafla does not pool by are refused.
+func poolingMode(pool map[string]any, pfile string) (uint8, error) {
+	if v, ok := pool["pooling_mode"]; ok {
+		name, isStr := v.(string)
+		if l, isList := v.([]any); isList && len(l) == 1 {
+			name, isStr = l[0].(string)
+		} else if isList {
+			return 0, fmt.Errorf("mlt: %s: pooling_mode %v: several modes at once (concatenated) are not supported", pfile, v)
+		}
+		if !isStr {
+			return 0, fmt.Errorf("mlt: %s: pooling_mode is %v, not a mode name", pfile, v)
+		}
+		for _, m := range poolModes {
+			if m.name == name {
+				return m.mode, nil
+			}
+		}
+		return 0, fmt.Errorf("mlt: %s: pooling_mode %q is not supported (mean, cls, lasttoken and max are)", pfile, name)
+	}
+	keys := make([]string, 0, len(pool))
+	for k := range pool {
+		if strings.HasPrefix(k, "pooling_mode_") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return PoolMean, nil
+	}
+	sort.Strings(keys)
+	var mode uint8
+	for _, k := range keys {
+		v := pool[k]
+		if v == false {
+			continue
+		}
+		var m uint8
+		for _, pm := range poolModes {
+			if pm.key == k {
+				m = pm.mode
+			}
+		}
+		switch {
+		case v != true:
+			return 0, fmt.Errorf("mlt: %s: %s is %v, not a bool", pfile, k, v)
+		case m == 0:
+			return 0, fmt.Errorf("mlt: %s: %s is not supported (mean, cls, last-token and max pooling are)", pfile, k)
+		case mode != 0:
+			return 0, fmt.Errorf("mlt: %s: several pooling modes are set (%s and %s)", pfile, PoolName(mode), PoolName(m))
+		}
+		mode = m
+	}
+	if mode == 0 {
+		return 0, fmt.Errorf("mlt: %s: no pooling_mode_* is true", pfile)
+	}
+	return mode, nil
 }

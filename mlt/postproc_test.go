@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -181,6 +182,41 @@ func TestEmbedSectionRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEmbedSectionBytes pins the section's layout: the flags byte of a
+// file without ExcludePrompt is the normalize byte of the files written
+// before it (0 or 1), so those stay byte-identical; max pooling is 4 and
+// ExcludePrompt bit 1. The expected bytes are written out from
+// docs/FORMATS.md's table, not produced by the writer.
+func TestEmbedSectionBytes(t *testing.T) {
+	head := len(smallByteLevel().Bytes())
+	for _, tc := range []struct {
+		e    Embed
+		want []byte
+	}{
+		{Embed{Pooling: PoolLast, Normalize: true, Prompts: []NamedPrompt{{"q", "Q:"}}},
+			[]byte{1, 0, 0, 0, 3, 1, 1, 0, 0, 0, 1, 0, 0, 0, 'q', 2, 0, 0, 0, 'Q', ':', 0, 0, 0, 0}},
+		{Embed{Pooling: PoolMean}, []byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{Embed{Pooling: PoolMax, Normalize: true, ExcludePrompt: true}, []byte{1, 0, 0, 0, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{Embed{Pooling: PoolMean, ExcludePrompt: true}, []byte{1, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0}},
+	} {
+		tok := smallByteLevel()
+		e := tc.e
+		tok.SetEmbed(&e)
+		b := tok.Bytes()
+		// The section's u32 byte length precedes its version.
+		if got := b[head+4:]; !bytes.Equal(got, tc.want) {
+			t.Errorf("%+v: section bytes %v, want %v", tc.e, got, tc.want)
+		}
+		back, err := Parse(b)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.e, err)
+		}
+		if !reflect.DeepEqual(*back.Embed, tc.e) {
+			t.Errorf("read back %+v, want %+v", *back.Embed, tc.e)
+		}
+	}
+}
+
 func TestEmbedSectionErrors(t *testing.T) {
 	good := embedTokenizer().Bytes()
 	payload := len(smallByteLevel().Bytes()) + 8
@@ -190,8 +226,10 @@ func TestEmbedSectionErrors(t *testing.T) {
 		edit func(b []byte) []byte
 		want string
 	}{
-		{"pooling", func(b []byte) []byte { b[payload] = 4; return b }, "pooling 4 unknown"},
-		{"normalize", func(b []byte) []byte { b[payload+1] = 2; return b }, "normalize 2"},
+		{"pooling", func(b []byte) []byte { b[payload] = 5; return b }, "pooling 5 unknown"},
+		{"pooling 0", func(b []byte) []byte { b[payload] = 0; return b }, "pooling 0 unknown"},
+		{"flags", func(b []byte) []byte { b[payload+1] = 4; return b }, "flags 0x4 has unknown bits"},
+		{"cls excluding the prompt", func(b []byte) []byte { b[payload], b[payload+1] = PoolCLS, 3; return b }, "cls pooling cannot exclude the prompt"},
 		{"prompt count", func(b []byte) []byte { le.PutUint32(b[payload+2:], 1000); return b }, "embedding section: prompt count 1000"},
 		{"unsorted", func(b []byte) []byte { b[payload+2+4+4] = 'z'; return b }, "sorted and unique"},
 		{"default not a prompt", func(b []byte) []byte {

@@ -155,12 +155,17 @@ func (s *Server) runEmbed(r *http.Request, e *engine, req embedRequest) (*embedR
 	if err != nil {
 		return nil, errInternal(err)
 	}
+	// The prompt's tokens, not pooled where the model's include_prompt is
+	// false; token-id inputs carry no prompt.
+	promptToks := em.PromptTokens(prompt)
 	res := &embedResult{}
 	inputs := make([][]int, len(req.inputs))
+	skips := make([]int, len(req.inputs))
 	for i, in := range req.inputs {
 		ids := in.ids
 		if !in.isIDs {
 			ids, _ = em.Tokenize(prompt, in.text)
+			skips[i] = promptToks
 		}
 		for j, id := range ids {
 			if id < 0 || id >= e.vocab {
@@ -193,9 +198,10 @@ func (s *Server) runEmbed(r *http.Request, e *engine, req embedRequest) (*embedR
 		if err := r.Context().Err(); err != nil {
 			return nil, &apiError{Status: 499, Type: "invalid_request_error", Message: "the client went away"}
 		}
-		vs, err := em.Embed(inputs[start:min(start+embedGroup, len(inputs))])
+		end := min(start+embedGroup, len(inputs))
+		vs, err := em.EmbedSkip(inputs[start:end], skips[start:end])
 		if err != nil {
-			if errors.Is(err, embed.ErrTooLong) {
+			if errors.Is(err, embed.ErrTooLong) || errors.Is(err, embed.ErrPromptOnly) {
 				return nil, badParam(req.param, "%v", err)
 			}
 			return nil, errInternal(err)

@@ -345,3 +345,110 @@ func httpGet(url string) (getResp, error) {
 	b, err := io.ReadAll(resp.Body)
 	return getResp{resp.StatusCode, b}, err
 }
+
+// TestEmbeddingsPoolings: /v1/embeddings and /api/embed pool as the served
+// checkpoint's sentence-transformers files say, for every mode. The
+// checkpoints' default prompt is the query prompt (default_prompt_name), so
+// the server puts it before every text; where include_prompt is false its
+// tokens, counted here independently (hfgen's tokenizer adds no BOS: the
+// prompt's own tokens), are left out of pooling, and token-id inputs (no
+// prompt) pool every token. Vectors have the bits of the library's.
+func TestEmbeddingsPoolings(t *testing.T) {
+	for _, tc := range []struct {
+		pool    string
+		exclude bool
+	}{{"last", false}, {"mean", false}, {"cls", false}, {"max", false}, {"last", true}, {"mean", true}, {"max", true}} {
+		name := tc.pool
+		if tc.exclude {
+			name += "/exclude-prompt"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "hf")
+			if err := hfgen.Write(src, "qwen3", hfgen.Options{Seed: 8, Embedding: tc.pool, ExcludePrompt: tc.exclude}); err != nil {
+				t.Fatal(err)
+			}
+			stFile := filepath.Join(src, "config_sentence_transformers.json")
+			var st map[string]any
+			b, err := os.ReadFile(stFile)
+			if err == nil {
+				err = json.Unmarshal(b, &st)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			st["default_prompt_name"] = "query"
+			if b, err = json.Marshal(st); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(stFile, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "e.mlb")
+			if _, err := convert.Convert(context.Background(), src, convert.Options{Out: out, Threads: 1}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := infer.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := mlt.Open(convert.TokenizerPath(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewServer(Config{Name: "emb", Ctx: 256, Parallel: 1, Threads: 2})
+			if err := s.Start(m, tok); err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(s.Handler())
+			e, err := embed.New(m, tok, embed.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { hs.Close(); s.Close(); e.Close(); m.Close() }()
+			prompt, _ := tok.Embed.Prompt("query")
+			skip := 0
+			if tc.exclude {
+				skip = len(tok.Encode(prompt, false))
+			}
+			texts := []string{"the fox", "a longer line of text, with a comma"}
+			var in [][]int
+			for _, s := range texts {
+				ids, _ := e.Tokenize(prompt, s)
+				in = append(in, ids)
+			}
+			want, err := e.EmbedSkip(in, []int{skip, skip})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := []int{5, 6, 7, 8}
+			wantIDs, err := e.Embed([][]int{ids})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, b := post(t, hs.URL+"/v1/embeddings", map[string]any{"model": "emb", "input": texts})
+			var r struct {
+				Data []struct{ Embedding []float32 }
+			}
+			if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Data) != 2 {
+				t.Fatalf("/v1/embeddings: status %d: %s", resp.StatusCode, b)
+			}
+			for i := range texts {
+				sameVec(t, "/v1/embeddings "+texts[i], r.Data[i].Embedding, want[i])
+			}
+			resp, b = post(t, hs.URL+"/v1/embeddings", map[string]any{"model": "emb", "input": ids})
+			if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Data) != 1 {
+				t.Fatalf("/v1/embeddings of ids: status %d: %s", resp.StatusCode, b)
+			}
+			sameVec(t, "/v1/embeddings of token ids", r.Data[0].Embedding, wantIDs[0])
+			resp, b = post(t, hs.URL+"/api/embed", map[string]any{"model": "emb", "input": texts})
+			var o struct{ Embeddings [][]float32 }
+			if resp.StatusCode != 200 || json.Unmarshal(b, &o) != nil || len(o.Embeddings) != 2 {
+				t.Fatalf("/api/embed: status %d: %s", resp.StatusCode, b)
+			}
+			for i := range texts {
+				sameVec(t, "/api/embed "+texts[i], o.Embeddings[i], want[i])
+			}
+		})
+	}
+}

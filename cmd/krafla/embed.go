@@ -43,7 +43,8 @@ func newEmbedCmd() *cobra.Command {
 FILE (-f; - reads standard input). The model's tokenizer adds its special
 tokens (Qwen3-Embedding's appends EOS), the final-norm hidden states are
 pooled as the model's sentence-transformers files said at conversion (last
-token, mean or first token; mean for a model without them) and L2-normalized
+token, mean, max or first token; mean for a model without them; without the
+prompt's tokens where the model's include_prompt is false) and L2-normalized
 unless the model says not. --query TASK puts the model's query prompt before
 each input with TASK as its instruction ("Instruct: TASK\nQuery:" for
 Qwen3-Embedding); --prompt NAME puts a prompt as the model ships it. Inputs are batched; each vector is the same bits as the input
@@ -70,7 +71,7 @@ Plain output is a line of numbers per input; --json prints
 	f.StringVar(&o.Query, "query", "", "put the model's query prompt before each input, with TASK as its instruction (--prompt query: the prompt as shipped)")
 	f.StringVar(&o.Prompt, "prompt", "", "put the model's prompt called NAME before each input (config_sentence_transformers.json's prompts: query, document, …)")
 	f.BoolVar(&o.JSON, "json", false, "print JSON instead of lines of numbers")
-	f.StringVar(&o.Pooling, "pooling", "", "override the model's pooling: last, mean or cls")
+	f.StringVar(&o.Pooling, "pooling", "", "override the model's pooling: last, mean, cls or max")
 	f.BoolVar(&o.NoNormalize, "no-normalize", false, "do not L2-normalize the vectors")
 	f.IntVar(&o.Dimensions, "dimensions", 0, "keep the first N values of each vector and renormalize (Matryoshka models)")
 	f.IntVar(&o.Tokens, "batch-tokens", 512, "tokens per forward pass, over all the inputs it holds (results are identical for any value)")
@@ -152,17 +153,20 @@ func runEmbed(ctx context.Context, path string, texts []string, o embedOptions, 
 	}
 	inputs := make([][]int, len(texts))
 	counts := make([]int, len(texts))
+	skips := make([]int, len(texts))
+	skip := e.PromptTokens(prompt)
 	for i, s := range texts {
 		if inputs[i], err = e.Tokenize(prompt, s); err != nil {
 			return err
 		}
 		counts[i] = len(inputs[i])
+		skips[i] = skip
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	vecs, err := e.Embed(inputs)
+	vecs, err := e.EmbedSkip(inputs, skips)
 	if err != nil {
 		return err
 	}

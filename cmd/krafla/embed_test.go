@@ -137,6 +137,23 @@ func TestEmbedCommand(t *testing.T) {
 	out, _, _ = runEmbedCLI(t, path, "the fox", "--prompt", "query")
 	same("--prompt query", parsePlain(out), want(own, "the fox"))
 
+	// --pooling overrides the model's mode.
+	mx, err := embed.New(m, tok, embed.Options{Pooling: embed.Max})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mx.Close()
+	ids, _ := mx.Tokenize("", "the fox")
+	wantMax, err := mx.Embed([][]int{ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = runEmbedCLI(t, path, "--pooling", "max", "the fox")
+	same("--pooling max", parsePlain(out), wantMax)
+	if w := want("", "the fox"); math.Float32bits(w[0][0]) == math.Float32bits(wantMax[0][0]) && math.Float32bits(w[0][1]) == math.Float32bits(wantMax[0][1]) {
+		t.Error("max pooling gave the last token's vector")
+	}
+
 	out, _, _ = runEmbedCLI(t, path, "--dimensions", "8", "the fox")
 	full := want("", "the fox")[0]
 	same("--dimensions 8", parsePlain(out), [][]float32{embed.Truncate(full, 8)})
@@ -146,7 +163,7 @@ func TestEmbedCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{path}, "no input"},
-		{[]string{path, "--pooling", "max", "x"}, `pooling "max"`},
+		{[]string{path, "--pooling", "weightedmean", "x"}, `pooling "weightedmean"`},
 		{[]string{path, "--prompt", "nope", "x"}, `no "nope" prompt`},
 		{[]string{path, "--dimensions", "100000", "x"}, "the model's vectors have 64"},
 		{[]string{path, "--batch-tokens", "0", "x"}, "--batch-tokens 0"},
@@ -189,5 +206,133 @@ func TestInspectEmbeddingSections(t *testing.T) {
 	}
 	if j.Post.Single != `$A "<|endoftext|>"` || j.Embedding.Pooling != "last" || !j.Embedding.Normalize || j.Embedding.Prompts["document"] != "" || len(j.Embedding.Prompts) != 2 {
 		t.Errorf("inspect --json: %+v", j)
+	}
+}
+
+// embedPoolCases are the pooling modes of the synthetic checkpoints, and
+// the ones whose Pooling module says include_prompt false.
+var embedPoolCases = []struct {
+	pool    string
+	exclude bool
+}{{"last", false}, {"mean", false}, {"cls", false}, {"max", false}, {"last", true}, {"mean", true}, {"max", true}}
+
+// TestEmbedPoolings: krafla embed pools as the converted checkpoint's
+// sentence-transformers files say, for every mode: its vectors of prompted
+// (--prompt query) and plain texts have the bits of the library's with the
+// first P tokens left out, P counted here independently (hfgen's tokenizer
+// adds no BOS: the prompt's own tokens) where include_prompt is false and 0
+// otherwise; --json names the mode. Mean and max vectors that leave the
+// prompt out differ from those pooling it.
+func TestEmbedPoolings(t *testing.T) {
+	texts := []string{"the fox", "a longer line of text, with a comma"}
+	for _, tc := range embedPoolCases {
+		name := tc.pool
+		if tc.exclude {
+			name += "/exclude-prompt"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "hf")
+			if err := hfgen.Write(src, "qwen3", hfgen.Options{Seed: 3, Embedding: tc.pool, ExcludePrompt: tc.exclude}); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "e.mlb")
+			if _, err := convert.Convert(context.Background(), src, convert.Options{Out: path}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := infer.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			tok, err := mlt.Open(convert.TokenizerPath(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := embed.New(m, tok, embed.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			// inspect shows the mode and whether the prompt is pooled.
+			var ib bytes.Buffer
+			if err := runInspect(convert.TokenizerPath(path), inspectOptions{}, &ib); err != nil {
+				t.Fatal(err)
+			}
+			line := "embedding    " + tc.pool + " pooling, L2-normalized\n"
+			if tc.exclude {
+				line = "embedding    " + tc.pool + " pooling, L2-normalized, prompt tokens not pooled\n"
+			}
+			if !strings.Contains(ib.String(), line) {
+				t.Errorf("inspect output lacks %q:\n%s", line, ib.String())
+			}
+			ib.Reset()
+			if err := runInspect(convert.TokenizerPath(path), inspectOptions{JSON: true}, &ib); err != nil {
+				t.Fatal(err)
+			}
+			var ij struct {
+				Embedding struct {
+					Pooling       string
+					ExcludePrompt bool `json:"exclude_prompt"`
+				}
+			}
+			if err := json.Unmarshal(ib.Bytes(), &ij); err != nil || ij.Embedding.Pooling != tc.pool || ij.Embedding.ExcludePrompt != tc.exclude {
+				t.Errorf("inspect --json: %+v, %v; want pooling %q, exclude_prompt %v", ij, err, tc.pool, tc.exclude)
+			}
+			for _, prompted := range []bool{false, true} {
+				args := []string{path, "--json"}
+				prompt, skip := "", 0
+				if prompted {
+					args = append(args, "--prompt", "query")
+					prompt, _ = tok.Embed.Prompt("query")
+					if tc.exclude {
+						skip = len(tok.Encode(prompt, false))
+					}
+				}
+				out, errs, code := runEmbedCLI(t, append(args, texts...)...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", args, code, errs)
+				}
+				var j struct {
+					Embeddings [][]float32
+					Pooling    string
+				}
+				if err := json.Unmarshal([]byte(out), &j); err != nil {
+					t.Fatal(err)
+				}
+				if j.Pooling != tc.pool || len(j.Embeddings) != len(texts) {
+					t.Fatalf("%v: pooling %q, %d vectors; want %q, %d", args, j.Pooling, len(j.Embeddings), tc.pool, len(texts))
+				}
+				var in [][]int
+				var skips []int
+				for _, s := range texts {
+					ids, _ := e.Tokenize(prompt, s)
+					in = append(in, ids)
+					skips = append(skips, skip)
+				}
+				want, err := e.EmbedSkip(in, skips)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all, err := e.Embed(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range texts {
+					for k := range want[i] {
+						if math.Float32bits(j.Embeddings[i][k]) != math.Float32bits(want[i][k]) {
+							t.Fatalf("%v: vector %d value %d = %v, want %v", args, i, k, j.Embeddings[i][k], want[i][k])
+						}
+					}
+					differs := false
+					for k := range want[i] {
+						differs = differs || want[i][k] != all[i][k]
+					}
+					if wantDiff := skip > 0 && tc.pool != "last"; differs != wantDiff {
+						t.Errorf("%v: vector %d differs from the one pooling every token: %v, want %v", args, i, differs, wantDiff)
+					}
+				}
+			}
+		})
 	}
 }

@@ -161,7 +161,7 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		j.Post = &mltPostJSON{Single: postTemplate(t, p.Single), Pair: postTemplate(t, p.Pair)}
 	}
 	if e := t.Embed; e != nil {
-		j.Embedding = &mltEmbedJSON{Pooling: mlt.PoolName(e.Pooling), Normalize: e.Normalize, Prompts: map[string]string{},
+		j.Embedding = &mltEmbedJSON{Pooling: mlt.PoolName(e.Pooling), Normalize: e.Normalize, ExcludePrompt: e.ExcludePrompt, Prompts: map[string]string{},
 			DefaultPrompt: e.DefaultPrompt}
 		for _, p := range e.Prompts {
 			j.Embedding.Prompts[p.Name] = p.Text
@@ -280,6 +280,9 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 		if !e.Normalize {
 			norm = "not normalized"
 		}
+		if e.ExcludePrompt {
+			norm += ", prompt tokens not pooled"
+		}
 		fmt.Fprintf(out, "  embedding    %s pooling, %s\n", e.Pooling, norm)
 		for _, p := range t.Embed.Prompts {
 			def := ""
@@ -348,6 +351,7 @@ type mltPostJSON struct {
 type mltEmbedJSON struct {
 	Pooling       string            `json:"pooling"`
 	Normalize     bool              `json:"normalize"`
+	ExcludePrompt bool              `json:"exclude_prompt,omitempty"` // include_prompt false
 	Prompts       map[string]string `json:"prompts"`
 	DefaultPrompt string            `json:"default_prompt,omitempty"`
 }

@@ -24,6 +24,8 @@ type synthOptions struct {
 	Seed   uint64
 	Shards int
 	Embed  string
+	// ExcludePrompt: include_prompt false in the embedding checkpoint.
+	ExcludePrompt bool
 }
 
 func newSynthCmd() *cobra.Command {
@@ -55,7 +57,8 @@ llama3 only: the real sizes of those models).`,
 	f.StringVar(&o.DType, "dtype", "bf16", "bf16, f16 or f32")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed (the same seed gives the same files)")
 	f.IntVar(&o.Shards, "shards", 1, "split the weights into this many files with an index")
-	f.StringVar(&o.Embed, "embedding", "", "write a head-less embedding checkpoint (the *Model class, no lm_head, sentence-transformers files) pooling by last, mean or cls")
+	f.StringVar(&o.Embed, "embedding", "", "write a head-less embedding checkpoint (the *Model class, no lm_head, sentence-transformers files) pooling by last, mean, cls or max")
+	f.BoolVar(&o.ExcludePrompt, "exclude-prompt", false, "with --embedding: include_prompt false (the prompt's tokens are not pooled; not with cls)")
 	return c
 }
 
@@ -83,6 +86,9 @@ func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer
 	if o.Embed != "" && !slices.Contains(hfgen.EmbeddingPoolings, o.Embed) {
 		return usageError{fmt.Errorf("--embedding %q: want one of %s", o.Embed, strings.Join(hfgen.EmbeddingPoolings, ", "))}
 	}
+	if o.ExcludePrompt && (o.Embed == "" || o.Embed == "cls") {
+		return usageError{fmt.Errorf("--exclude-prompt needs --embedding last, mean or max")}
+	}
 	if o.Shards < 1 {
 		return usageError{fmt.Errorf("--shards %d: want at least 1", o.Shards)}
 	}
@@ -98,7 +104,7 @@ func runSynthCtx(ctx context.Context, arch string, o synthOptions, out io.Writer
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", o.Output, err)
 	}
-	err = hfgen.WriteContext(ctx, tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards, Embedding: o.Embed})
+	err = hfgen.WriteContext(ctx, tmp, arch, hfgen.Options{Shape: o.Shape, DType: o.DType, Seed: o.Seed, Shards: o.Shards, Embedding: o.Embed, ExcludePrompt: o.ExcludePrompt})
 	if err == nil {
 		err = synthInstall(tmp, dir, out)
 	}

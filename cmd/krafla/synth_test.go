@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/mlt"
 )
 
 // runSynth is runSynthCtx without a deadline, for the tests that need a
@@ -44,6 +45,22 @@ func TestSynthOverwrite(t *testing.T) {
 	}
 }
 
+// TestSynthEmbedding: --embedding max --exclude-prompt writes a Pooling
+// config that convert reads as max pooling leaving the prompt out.
+func TestSynthEmbedding(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := runSynth("qwen3", synthOptions{Output: dir, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1, Embed: "max", ExcludePrompt: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := mlt.ReadHFEmbed(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e == nil || e.Pooling != mlt.PoolMax || !e.ExcludePrompt || !e.Normalize {
+		t.Errorf("embedding %+v, want max pooling, normalized, excluding the prompt", e)
+	}
+}
+
 func TestSynthErrors(t *testing.T) {
 	root := t.TempDir()
 	file := filepath.Join(root, "f")
@@ -58,6 +75,9 @@ func TestSynthErrors(t *testing.T) {
 	}{
 		{"full-size shape of another architecture", "qwen3", synthOptions{Output: filepath.Join(root, "a"), Shape: "smollm2-135m", DType: "bf16", Shards: 1}, true},
 		{"output is a file", "llama", synthOptions{Output: file, Shape: "tiny", DType: "bf16", Shards: 1}, false},
+		{"unknown embedding pooling", "qwen3", synthOptions{Output: filepath.Join(root, "c"), Shape: "tiny", DType: "bf16", Shards: 1, Embed: "weightedmean"}, true},
+		{"exclude-prompt with cls", "qwen3", synthOptions{Output: filepath.Join(root, "c"), Shape: "tiny", DType: "bf16", Shards: 1, Embed: "cls", ExcludePrompt: true}, true},
+		{"exclude-prompt without an embedding", "qwen3", synthOptions{Output: filepath.Join(root, "c"), Shape: "tiny", DType: "bf16", Shards: 1, ExcludePrompt: true}, true},
 	}
 	for _, tc := range tests {
 		err := runSynth(tc.arch, tc.o, &bytes.Buffer{})

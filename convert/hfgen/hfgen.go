@@ -55,7 +55,7 @@ type Options struct {
 
 	NoTokenizer bool // skip tokenizer.json and tokenizer_config.json
 
-	// Embedding, when set ("last", "mean" or "cls"), writes a head-less
+	// Embedding, when set ("last", "mean", "cls" or "max"), writes a head-less
 	// embedding checkpoint as sentence-transformers saves one: the
 	// architecture's *Model class, tensor names without the "model."
 	// prefix, no lm_head, and modules.json, 1_Pooling/config.json and
@@ -63,6 +63,10 @@ type Options struct {
 	// With "last", the tokenizer's post-processor appends <|endoftext|>, as
 	// Qwen3-Embedding's does.
 	Embedding string
+	// ExcludePrompt writes include_prompt false in 1_Pooling/config.json
+	// (the prompt's tokens are not pooled, as INSTRUCTOR and GritLM pool);
+	// with Embedding "last", "mean" or "max".
+	ExcludePrompt bool
 
 	// Config sets keys of config.json (of text_config where the architecture
 	// nests one) after the architecture's own; a nil value writes null.
@@ -144,6 +148,9 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 			return err
 		}
 	}
+	if opt.ExcludePrompt && (opt.Embedding == "" || opt.Embedding == "cls") {
+		return fmt.Errorf("hfgen: ExcludePrompt needs Embedding last, mean or max, not %q", opt.Embedding)
+	}
 	torch := map[string]string{"bf16": "bfloat16", "f16": "float16", "f32": "float32"}[dt]
 	text["torch_dtype"] = torch
 	for k, v := range opt.Config {
@@ -176,7 +183,7 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 		}
 	}
 	if opt.Embedding != "" {
-		if err := writeSentenceTransformers(dir, opt.Embedding, d.dim); err != nil {
+		if err := writeSentenceTransformers(dir, opt.Embedding, !opt.ExcludePrompt, d.dim); err != nil {
 			return err
 		}
 	}
@@ -572,7 +579,7 @@ func encode(dst []byte, v []float32, dt string) {
 }
 
 // EmbeddingPoolings lists the values of Options.Embedding.
-var EmbeddingPoolings = []string{"last", "mean", "cls"}
+var EmbeddingPoolings = []string{"last", "mean", "cls", "max"}
 
 // headModels maps the causal-LM class of each plain architecture to its
 // head-less class (what AutoModel saves).
@@ -611,7 +618,7 @@ func headLess(arch string, cfg map[string]any, specs []tensorSpec, pooling strin
 
 // writeSentenceTransformers writes the module list, the pooling config and
 // the prompts of a sentence-transformers checkpoint, as Qwen3-Embedding's.
-func writeSentenceTransformers(dir, pooling string, dim int) error {
+func writeSentenceTransformers(dir, pooling string, includePrompt bool, dim int) error {
 	files := map[string]any{
 		"modules.json": []map[string]any{
 			{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
@@ -620,9 +627,9 @@ func writeSentenceTransformers(dir, pooling string, dim int) error {
 		},
 		"1_Pooling/config.json": map[string]any{
 			"word_embedding_dimension": dim, "pooling_mode_cls_token": pooling == "cls",
-			"pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": false,
+			"pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": pooling == "max",
 			"pooling_mode_mean_sqrt_len_tokens": false, "pooling_mode_weightedmean_tokens": false,
-			"pooling_mode_lasttoken": pooling == "last", "include_prompt": true,
+			"pooling_mode_lasttoken": pooling == "last", "include_prompt": includePrompt,
 		},
 		"config_sentence_transformers.json": map[string]any{
 			"prompts": map[string]string{
