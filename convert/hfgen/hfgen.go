@@ -37,7 +37,8 @@ import (
 //	qwen3_5       Qwen3_5ForConditionalGeneration: linear attention, gated
 //	              attention with partial RoPE, vision and MTP tensors
 //	phi3          Phi3ForCausalLM, fused qkv_proj and gate_up_proj
-//	granite       GraniteForCausalLM, embedding/attention/residual/logit multipliers
+//	granite       GraniteForCausalLM, Granite 3's embedding/attention/residual/logit
+//	              multipliers, with weights drawn to offset them (see granite below)
 var Archs = []string{"llama", "llama3", "llama-linear", "llama-yarn", "mistral", "qwen2", "qwen3",
 	"smollm3", "gemma", "gemma2", "gemma3", "gemma3-mm", "qwen3_5", "phi3", "granite"}
 
@@ -92,6 +93,7 @@ type tensorSpec struct {
 	name  string
 	shape []int
 	kind  int
+	scale float32 // multiplies the drawn values; 0 leaves them as drawn
 }
 
 // dims of a shape.
@@ -165,7 +167,7 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 	}
 	sort.Strings(extra)
 	for _, name := range extra {
-		specs = append(specs, tensorSpec{name, opt.Extra[name], kSmall})
+		specs = append(specs, tensorSpec{name, opt.Extra[name], kSmall, 0})
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -219,6 +221,7 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 	var (
 		qkvBias, qkNorm, gemmaNorms, sandwich, fused, qGate bool
 	)
+	scales := map[string]float32{} // name without prefix or layer → tensorSpec.scale
 	arches := func(a, mt string) { cfg["architectures"] = []string{a}; cfg["model_type"] = mt }
 	switch arch {
 	case "llama":
@@ -295,8 +298,8 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 		prefix = "language_model.model."
 		tied, gemmaNorms, sandwich, qkNorm = true, true, true, true
 		specs = append(specs,
-			tensorSpec{"vision_tower.vision_model.embeddings.patch_embedding.weight", []int{32, 3, 2, 2}, kMatrix},
-			tensorSpec{"multi_modal_projector.mm_input_projection_weight", []int{32, d.dim}, kMatrix})
+			tensorSpec{"vision_tower.vision_model.embeddings.patch_embedding.weight", []int{32, 3, 2, 2}, kMatrix, 0},
+			tensorSpec{"multi_modal_projector.mm_input_projection_weight", []int{32, d.dim}, kMatrix, 0})
 	case "qwen3_5":
 		text = map[string]any{"model_type": "qwen3_5_text", "hidden_size": d.dim, "intermediate_size": d.hidden,
 			"num_hidden_layers": d.layers, "num_attention_heads": d.heads, "num_key_value_heads": d.kv,
@@ -313,20 +316,37 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 		prefix = "model.language_model."
 		gemmaNorms, qkNorm, qGate = true, true, true
 		specs = append(specs,
-			tensorSpec{"model.visual.patch_embed.proj.weight", []int{32, 3, 2, 2, 2}, kMatrix},
-			tensorSpec{"mtp.fc.weight", []int{d.dim, 2 * d.dim}, kMatrix},
-			tensorSpec{"mtp.layers.0.input_layernorm.weight", []int{d.dim}, kNormZero})
+			tensorSpec{"model.visual.patch_embed.proj.weight", []int{32, 3, 2, 2, 2}, kMatrix, 0},
+			tensorSpec{"mtp.fc.weight", []int{d.dim, 2 * d.dim}, kMatrix, 0},
+			tensorSpec{"mtp.layers.0.input_layernorm.weight", []int{d.dim}, kNormZero, 0})
 	case "phi3":
 		arches("Phi3ForCausalLM", "phi3")
 		set("rope_theta", 10000.0, "sliding_window", 48, "tie_word_embeddings", false, "partial_rotary_factor", 1.0,
 			"resid_pdrop", 0.0, "original_max_position_embeddings", d.maxPos)
 		fused = true
 	case "granite":
+		// Granite 3's multipliers. Drawn as for the other families, the
+		// embedding times 12 would swamp what the layers add times 0.22
+		// (each state within cos 0.9999 of its own embedding row), and
+		// scores times 1/128 would leave the attention uniform, so a
+		// forward pass that got any multiplier wrong would still agree
+		// with the reference. A trained model's weights offset its
+		// multipliers; these are drawn so that each multiplier meets a
+		// signal of the other families' size: the embedding divided by
+		// embedding_multiplier, q and k times √(1/(√hd·attention_multiplier)),
+		// o_proj and down_proj divided by residual_multiplier, and the final
+		// norm times logits_scaling·embedding_multiplier (the tied
+		// classifier reads the small embedding).
 		arches("GraniteForCausalLM", "granite")
-		set("embedding_multiplier", 12.0, "attention_multiplier", 0.0078125, "residual_multiplier", 0.22,
-			"logits_scaling", 8.0, "tie_word_embeddings", true, "rope_theta", 10000000.0, "attention_bias", false,
+		em, am, rm, ls := 12.0, 0.0078125, 0.22, 8.0
+		set("embedding_multiplier", em, "attention_multiplier", am, "residual_multiplier", rm,
+			"logits_scaling", ls, "tie_word_embeddings", true, "rope_theta", 10000000.0, "attention_bias", false,
 			"mlp_bias", false)
 		tied = true
+		qk := float32(math.Sqrt(1 / (math.Sqrt(float64(hd)) * am)))
+		scales = map[string]float32{"embed_tokens.weight": float32(1 / em), "self_attn.q_proj.weight": qk,
+			"self_attn.k_proj.weight": qk, "self_attn.o_proj.weight": float32(1 / rm),
+			"mlp.down_proj.weight": float32(1 / rm), "norm.weight": float32(ls * em)}
 	default:
 		return nil, nil, nil, fmt.Errorf("hfgen: unknown architecture %q (want one of %s)", arch, strings.Join(Archs, ", "))
 	}
@@ -336,7 +356,11 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 		norm = kNormZero
 	}
 	add := func(name string, kind int, shape ...int) {
-		specs = append(specs, tensorSpec{prefix + name, shape, kind})
+		key := name
+		if strings.HasPrefix(key, "layers.") {
+			key = key[strings.IndexByte(key[len("layers."):], '.')+len("layers.")+1:]
+		}
+		specs = append(specs, tensorSpec{prefix + name, shape, kind, scales[key]})
 	}
 	add("embed_tokens.weight", kEmbed, d.vocab, d.dim)
 	for l := 0; l < d.layers; l++ {
@@ -393,7 +417,7 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 	}
 	add("norm.weight", norm, d.dim)
 	if !tied {
-		specs = append(specs, tensorSpec{"lm_head.weight", []int{d.vocab, d.dim}, kMatrix})
+		specs = append(specs, tensorSpec{"lm_head.weight", []int{d.vocab, d.dim}, kMatrix, 0})
 	}
 	return cfg, text, specs, nil
 }
@@ -546,6 +570,11 @@ func writeFile(ctx context.Context, path string, specs []tensorSpec, stName stri
 			}
 			n := min(left, len(buf))
 			values(buf[:n], s.kind, cols, &r)
+			if s.scale != 0 {
+				for i := range buf[:n] {
+					buf[i] *= s.scale
+				}
+			}
 			encode(out[:n*size], buf[:n], stName)
 			if _, err := w.Write(out[:n*size]); err != nil {
 				return err
