@@ -1,0 +1,146 @@
+package mlt
+
+import (
+	"slices"
+	"strings"
+)
+
+// FIM is a tokenizer's fill-in-the-middle format: the sentinel tokens a
+// code model was trained to complete the text between a prefix and a suffix
+// with, found by their spellings (FIM).
+type FIM struct {
+	Family string // the models that spell the sentinels so ("Qwen2.5-Coder", "CodeLlama", ...)
+	Pre    int    // the token before the prefix
+	Suf    int    // the token before the suffix
+	Mid    int    // the token the middle follows; -1: none (Codestral ends with the prefix)
+	// SuffixFirst: the suffix comes before the prefix, and no middle token
+	// follows (Codestral's [SUFFIX]…[PREFIX]…).
+	SuffixFirst bool
+	// Format shows the prompt's layout with the sentinels' spellings:
+	// "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>".
+	Format string
+	// Stops are the sentinels that end an infill besides the tokenizer's
+	// stop tokens: llama.cpp's FIM pad, repo and file-separator tokens and
+	// CodeLlama's <EOT>, sorted.
+	Stops []int
+}
+
+// fimFamilies are the sentinel spellings llama.cpp's llama_vocab::impl::load
+// detects (src/llama-vocab.cpp, "find FIM_PRE token" and the two after it,
+// in llama.cpp v0.4.0 as node-llama-cpp 3.21.1 bundles it), one row a family
+// so that a format never mixes two; and Codestral's, which llama.cpp does not
+// detect by text, from mistral-common (InstructTokenizerV2.encode_fim:
+// BOS [SUFFIX] suffix [PREFIX] prefix, no middle token) and ollama's
+// codestral template ([SUFFIX]{{ .Suffix }}[PREFIX] {{ .Prompt }}).
+var fimFamilies = []struct {
+	family        string
+	pre, suf, mid string
+	suffixFirst   bool
+}{
+	{"Qwen2.5-Coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", false},
+	{"StarCoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", false},
+	{"fim-dash", "<fim-prefix>", "<fim-suffix>", "<fim-middle>", false},
+	{"DeepSeek-Coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", false},
+	// CodeLlama's pieces carry SentencePiece's space: ▁<PRE> is " <PRE>".
+	{"CodeLlama", "▁<PRE>", "▁<SUF>", "▁<MID>", false},
+	{"CodeLlama", "<PRE>", "<SUF>", "<MID>", false},
+	{"GLM-4.5", "<|code_prefix|>", "<|code_suffix|>", "<|code_middle|>", false},
+	{"Falcon-H1-Coder", "<|prefix|>", "<|suffix|>", "<|middle|>", false},
+	{"Codestral", "[PREFIX]", "[SUFFIX]", "", true},
+}
+
+// fimStops are the tokens llama.cpp adds to the end-of-generation set for
+// FIM (its FIM_PAD, FIM_REP and FIM_SEP spellings) and CodeLlama's end of
+// infill, which llama.cpp's EOT list spells <EOT> and _<EOT> while
+// CodeLlama's SentencePiece model has ▁<EOT>.
+var fimStops = []string{
+	"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+	"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
+	"<|file_sep|>",
+	"<EOT>", "_<EOT>", "▁<EOT>",
+}
+
+// FIM returns the tokenizer's fill-in-the-middle format, if it has every
+// sentinel of one family.
+func (t *Tokenizer) FIM() (FIM, bool) {
+	look := func(s string) int {
+		if s == "" {
+			return -1
+		}
+		if id, ok := t.Lookup(s); ok && t.Tokens[id].Attr != AttrByte {
+			return id
+		}
+		return -2
+	}
+	for _, f := range fimFamilies {
+		pre, suf, mid := look(f.pre), look(f.suf), look(f.mid)
+		if pre < 0 || suf < 0 || mid == -2 {
+			continue
+		}
+		out := FIM{Family: f.family, Pre: pre, Suf: suf, Mid: mid, SuffixFirst: f.suffixFirst,
+			Format: f.pre + "{prefix}" + f.suf + "{suffix}" + f.mid}
+		if f.suffixFirst {
+			out.Format = f.suf + "{suffix}" + f.pre + "{prefix}"
+		}
+		for _, s := range fimStops {
+			if id := look(s); id >= 0 {
+				out.Stops = append(out.Stops, id)
+			}
+		}
+		slices.Sort(out.Stops)
+		out.Stops = slices.Compact(out.Stops)
+		return out, true
+	}
+	return FIM{}, false
+}
+
+// Prompt returns the ids of a fill-in-the-middle prompt as llama.cpp's
+// server builds it for /infill (format_prompt_infill in
+// tools/server/server-common.cpp): BOS when addBOS, then the prefix
+// sentinel, the prefix, the suffix sentinel, the suffix and the middle
+// sentinel. Prefix and suffix are
+// each encoded alone, as llama.cpp tokenizes each by itself, so a
+// SentencePiece tokenizer gives both its ▁ prefix. llama.cpp's repo-level
+// lines ("<|repo_name|>myproject", "<|file_sep|>filename", placeholders it
+// marks TODO) are left out, as ollama's templates leave them out.
+//
+// A SuffixFirst format (Codestral) follows mistral-common: BOS when addBOS,
+// [SUFFIX] suffix [PREFIX] prefix, the
+// suffix encoded as text that follows a token (no ▁ prefix of its own with
+// Metaspace "first"), the prefix with it.
+func (f FIM) Prompt(t *Tokenizer, prefix, suffix string, addBOS bool) []int {
+	out := make([]int, 0, (len(prefix)+len(suffix))/3+4)
+	if addBOS && t.BOS >= 0 {
+		out = append(out, int(t.BOS))
+	}
+	if f.SuffixFirst {
+		out = append(out, f.Suf)
+		out = t.appendAfterToken(out, f.Suf, suffix)
+		out = append(out, f.Pre)
+		return t.AppendEncode(out, prefix, false)
+	}
+	out = append(out, f.Pre)
+	out = t.AppendEncode(out, prefix, false)
+	out = append(out, f.Suf)
+	out = t.AppendEncode(out, suffix, false)
+	return append(out, f.Mid)
+}
+
+// appendAfterToken appends the ids of text as the tokenizer encodes it
+// right after the added token tok: the text of tok and text are encoded
+// together and tok's id dropped from the front. A token that is not matched
+// in text (a normal piece) leaves text encoded alone.
+func (t *Tokenizer) appendAfterToken(out []int, tok int, text string) []int {
+	if text == "" {
+		return out
+	}
+	if t.Tokens[tok].Attr == AttrAdded {
+		var b strings.Builder
+		b.Write(t.Tokens[tok].Bytes)
+		b.WriteString(text)
+		if ids := t.Encode(b.String(), false); len(ids) > 0 && ids[0] == tok {
+			return append(out, ids[1:]...)
+		}
+	}
+	return t.AppendEncode(out, text, false)
+}
