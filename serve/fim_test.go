@@ -217,3 +217,24 @@ func TestFIMShow(t *testing.T) {
 		}
 	}
 }
+
+// addFIMTokens adds fimModel's sentinels to hfgen's tokenizer.json (283
+// tokens), as added special tokens with ids fimPre..fimPad.
+func addFIMTokens(b []byte) ([]byte, error) {
+	var tj map[string]any
+	if err := json.Unmarshal(b, &tj); err != nil {
+		return nil, err
+	}
+	added, _ := tj["added_tokens"].([]any)
+	vocab, _ := tj["model"].(map[string]any)["vocab"].(map[string]any)
+	if len(vocab) != fimPre {
+		return nil, fmt.Errorf("tokenizer.json: %d vocab entries, want %d", len(vocab), fimPre)
+	}
+	for i, s := range []string{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>"} {
+		vocab[s] = fimPre + i
+		added = append(added, map[string]any{"id": fimPre + i, "content": s, "single_word": false,
+			"lstrip": false, "rstrip": false, "normalized": false, "special": true})
+	}
+	tj["added_tokens"] = added
+	return json.Marshal(tj)
+}
