@@ -31,6 +31,20 @@ func TestOllamaJS(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ollama", "package.json")); err != nil {
 		t.Skip("the ollama npm package is not installed: run scripts/test.sh, or npm install in serve/testdata/ollamajs")
 	}
+	runOllamaClient(t, "ResponseError", func(ctx context.Context, url string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, node, "e2e.mjs", url)
+		cmd.Dir = dir
+		return cmd
+	})
+}
+
+// runOllamaClient serves a model store behind a fake hub holding org/tiny
+// and karpathy/stories260K, runs a client program (e2e.mjs, or its Go twin
+// testdata/ollamago) with the server's URL, and checks the RESULT line it
+// prints against the stored models' greedy answers; errName is the name the
+// client gives an HTTP error.
+func runOllamaClient(t *testing.T, errName string, client func(ctx context.Context, url string) *exec.Cmd) {
+	var err error
 	h, _ := storiesRepo(t)
 	// org/tiny: the synthetic checkpoint of the other tests with the ChatML
 	// template beside it, converted by the pull.
@@ -57,12 +71,11 @@ func TestOllamaJS(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "e2e.mjs", url)
-	cmd.Dir = dir
+	cmd := client(ctx, url)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node e2e.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
+		t.Fatalf("%s: %v\n%s%s", cmd, err, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	res, ok := strings.CutPrefix(lines[len(lines)-1], "RESULT ")
@@ -182,7 +195,7 @@ func TestOllamaJS(t *testing.T) {
 		strings.Join(got.AfterDelete, ",") != "karpathy/stories260K:q8_0,org/tiny:q8_0" {
 		t.Errorf("copy then delete: %v then %v", got.AfterCopy, got.AfterDelete)
 	}
-	if f := got.NotFound; f.Status != 404 || f.Name != "ResponseError" || !strings.Contains(f.Error, "try pulling it first") {
+	if f := got.NotFound; f.Status != 404 || f.Name != errName || !strings.Contains(f.Error, "try pulling it first") {
 		t.Errorf("unknown model: %+v", f)
 	}
 	if f := got.BadOption; f.Status != 400 || !strings.Contains(f.Error, "options.temperature") {
