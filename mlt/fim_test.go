@@ -160,3 +160,44 @@ func TestFIMQwen3(t *testing.T) {
 		t.Errorf("stops %v, want %v", f.Stops, want)
 	}
 }
+
+// FuzzFIMPrompt: any prefix and suffix give a prompt with the sentinels in
+// the family's order around them, and never a panic.
+func FuzzFIMPrompt(f *testing.F) {
+	f.Add("ab", "b", true)
+	f.Add("", "", false)
+	f.Add("<|fim_suffix|>[SUFFIX]", "\xff\xfe a", true)
+	f.Fuzz(func(t *testing.T, prefix, suffix string, bos bool) {
+		for _, tok := range []*Tokenizer{
+			fimByteLevel(t, FlagAddBOS, 256, "<s>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+			fimSentencePiece(t, FlagAddBOS|FlagPrefixOnce, AttrAdded, "[SUFFIX]", "[PREFIX]"),
+		} {
+			fim, ok := tok.FIM()
+			if !ok {
+				t.Fatal("no FIM format")
+			}
+			ids := fim.Prompt(tok, prefix, suffix, bos)
+			if bos {
+				if len(ids) == 0 || ids[0] != int(tok.BOS) {
+					t.Fatalf("%v: no BOS first", ids)
+				}
+				ids = ids[1:]
+			}
+			first, second := fim.Pre, fim.Suf
+			if fim.SuffixFirst {
+				first, second = second, first
+			}
+			if len(ids) < 2 || ids[0] != first || !slices.Contains(ids[1:], second) {
+				t.Fatalf("%v: want %d first, then %d", ids, first, second)
+			}
+			if fim.Mid >= 0 && ids[len(ids)-1] != fim.Mid {
+				t.Fatalf("%v: want %d last", ids, fim.Mid)
+			}
+			for _, id := range ids {
+				if id < 0 || id >= len(tok.Tokens) {
+					t.Fatalf("%v: id %d outside the vocabulary", ids, id)
+				}
+			}
+		}
+	})
+}
