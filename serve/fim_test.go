@@ -22,8 +22,9 @@ const (
 )
 
 // fimModel is the tiny model with Qwen2.5-Coder's FIM sentinels added to its
-// tokenizer (ids fimPre..fimPad).
-func fimModel(t *testing.T) (*Server, string) {
+// tokenizer (ids fimPre..fimPad), served with slots of ctx positions
+// (256 without).
+func fimModel(t testing.TB, ctx ...int) (*Server, string) {
 	t.Helper()
 	m, tok := tinyModel(t)
 	if len(tok.Tokens) != fimPre {
@@ -38,7 +39,11 @@ func fimModel(t *testing.T) (*Server, string) {
 	if err := ft.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Config{Name: "tiny", Ctx: 256})
+	cfg := Config{Name: "tiny", Ctx: 256}
+	if len(ctx) > 0 {
+		cfg.Ctx = ctx[0]
+	}
+	s := NewServer(cfg)
 	if err := s.Start(m, ft); err != nil {
 		t.Fatal(err)
 	}
