@@ -1,9 +1,6 @@
 package mlt
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // FIM is a tokenizer's fill-in-the-middle format: the sentinel tokens a
 // code model was trained to complete the text between a prefix and a suffix
@@ -98,16 +95,19 @@ func (t *Tokenizer) FIM() (FIM, bool) {
 // server builds it for /infill (format_prompt_infill in
 // tools/server/server-common.cpp): BOS when addBOS, then the prefix
 // sentinel, the prefix, the suffix sentinel, the suffix and the middle
-// sentinel. Prefix and suffix are
-// each encoded alone, as llama.cpp tokenizes each by itself, so a
-// SentencePiece tokenizer gives both its ▁ prefix. llama.cpp's repo-level
-// lines ("<|repo_name|>myproject", "<|file_sep|>filename", placeholders it
-// marks TODO) are left out, as ollama's templates leave them out.
+// sentinel. Prefix and suffix are each encoded alone, as llama.cpp tokenizes
+// each by itself, so a SentencePiece tokenizer gives both its ▁ prefix; and
+// as plain text (llama.cpp's parse_special false): a source file that holds
+// "<|endoftext|>" or a sentinel's spelling gets the characters, not the
+// token. llama.cpp's repo-level lines ("<|repo_name|>myproject",
+// "<|file_sep|>filename", placeholders it marks TODO, added only when the
+// context has room beyond a batch) are left out, as ollama's templates
+// leave them out.
 //
 // A SuffixFirst format (Codestral) follows mistral-common: BOS when addBOS,
-// [SUFFIX] suffix [PREFIX] prefix, the
-// suffix encoded as text that follows a token (no ▁ prefix of its own with
-// Metaspace "first"), the prefix with it.
+// [SUFFIX] suffix [PREFIX] prefix, the suffix encoded as text that follows a
+// token (no ▁ prefix of its own with Metaspace "first"), the prefix as the
+// text's start.
 func (f FIM) Prompt(t *Tokenizer, prefix, suffix string, addBOS bool) []int {
 	out := make([]int, 0, (len(prefix)+len(suffix))/3+4)
 	if addBOS && t.BOS >= 0 {
@@ -115,32 +115,27 @@ func (f FIM) Prompt(t *Tokenizer, prefix, suffix string, addBOS bool) []int {
 	}
 	if f.SuffixFirst {
 		out = append(out, f.Suf)
-		out = t.appendAfterToken(out, f.Suf, suffix)
+		out = t.appendPlain(out, suffix, false)
 		out = append(out, f.Pre)
-		return t.AppendEncode(out, prefix, false)
+		return t.appendPlain(out, prefix, true)
 	}
 	out = append(out, f.Pre)
-	out = t.AppendEncode(out, prefix, false)
+	out = t.appendPlain(out, prefix, true)
 	out = append(out, f.Suf)
-	out = t.AppendEncode(out, suffix, false)
+	out = t.appendPlain(out, suffix, true)
 	return append(out, f.Mid)
 }
 
-// appendAfterToken appends the ids of text as the tokenizer encodes it
-// right after the added token tok: the text of tok and text are encoded
-// together and tok's id dropped from the front. A token that is not matched
-// in text (a normal piece) leaves text encoded alone.
-func (t *Tokenizer) appendAfterToken(out []int, tok int, text string) []int {
+// appendPlain appends the ids of text with no added token matched in it,
+// as one segment that starts the text (atStart) or follows a token: what
+// Encode gives for text without added tokens' spellings.
+func (t *Tokenizer) appendPlain(out []int, text string, atStart bool) []int {
+	t.prepare()
 	if text == "" {
 		return out
 	}
-	if t.Tokens[tok].Attr == AttrAdded {
-		var b strings.Builder
-		b.Write(t.Tokens[tok].Bytes)
-		b.WriteString(text)
-		if ids := t.Encode(b.String(), false); len(ids) > 0 && ids[0] == tok {
-			return append(out, ids[1:]...)
-		}
+	if t.pipe != nil {
+		return t.encodePieces(t.pipe.normalize(text), atStart, out)
 	}
-	return t.AppendEncode(out, text, false)
+	return t.encodeSegment(text, atStart, out)
 }

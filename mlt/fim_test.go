@@ -61,6 +61,10 @@ func TestFIMPrompt(t *testing.T) {
 	}{
 		{"qwen", fimByteLevel(t, 0, -1, "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"),
 			"Qwen2.5-Coder", "ab", "b", false, []int{256, a, b, 257, b, 258}, []int{259, 260, 261}},
+		// a sentinel's spelling in the text is text (llama.cpp's
+		// parse_special false): its bytes, not the token
+		{"specials as text", fimByteLevel(t, 0, -1, "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+			"Qwen2.5-Coder", "<|fim_middle|>", "", false, append(append([]int{256}, bytesOf("<|fim_middle|>")...), 257, 258), nil},
 		// the middle sentinel is found wherever it sits among the ids
 		{"starcoder", fimByteLevel(t, 0, -1, "<fim_middle>", "<fim_prefix>", "<fim_suffix>", "<fim_pad>", "<file_sep>"),
 			"StarCoder", "a", "bb", false, []int{257, a, 258, b, b, 256}, []int{259}},
@@ -97,6 +101,14 @@ func TestFIMPrompt(t *testing.T) {
 			}
 		})
 	}
+}
+
+func bytesOf(s string) []int {
+	out := make([]int, len(s))
+	for i := range len(s) {
+		out[i] = int(s[i])
+	}
+	return out
 }
 
 // TestFIMFormat checks the layout shown by inspect.
@@ -159,6 +171,17 @@ func TestFIMQwen3(t *testing.T) {
 	if want := []int{151662, 151663, 151664}; !slices.Equal(f.Stops, want) {
 		t.Errorf("stops %v, want %v", f.Stops, want)
 	}
+	// A source file that holds special tokens' spellings: they stay text
+	// (<|endoftext|> is 151643), and the ids between the sentinels decode
+	// back to the prefix.
+	prefix := "s = '<|endoftext|><|fim_suffix|>'\n"
+	ids := f.Prompt(tok, prefix, "x", false)
+	if slices.Contains(ids, 151643) || ids[0] != 151659 || ids[len(ids)-3] != 151661 || ids[len(ids)-1] != 151660 {
+		t.Fatalf("prompt %v: want <|fim_prefix|> text <|fim_suffix|> x <|fim_middle|>", ids)
+	}
+	if got := tok.Decode(ids[1 : len(ids)-3]); got != prefix {
+		t.Errorf("the prefix's ids decode to %q, want %q", got, prefix)
+	}
 }
 
 // FuzzFIMPrompt: any prefix and suffix give a prompt with the sentinels in
@@ -193,6 +216,13 @@ func FuzzFIMPrompt(f *testing.F) {
 			if fim.Mid >= 0 && ids[len(ids)-1] != fim.Mid {
 				t.Fatalf("%v: want %d last", ids, fim.Mid)
 			}
+			// the texts are plain: each sentinel comes once, whatever
+			// spellings prefix and suffix hold
+			for _, id := range []int{fim.Pre, fim.Suf, fim.Mid} {
+				if n := count(ids, id); id >= 0 && n != 1 {
+					t.Fatalf("%v: sentinel %d %d times, want once", ids, id, n)
+				}
+			}
 			for _, id := range ids {
 				if id < 0 || id >= len(tok.Tokens) {
 					t.Fatalf("%v: id %d outside the vocabulary", ids, id)
@@ -200,4 +230,14 @@ func FuzzFIMPrompt(f *testing.F) {
 			}
 		}
 	})
+}
+
+func count(ids []int, id int) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
 }
