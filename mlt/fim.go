@@ -109,21 +109,47 @@ func (t *Tokenizer) FIM() (FIM, bool) {
 // token (no ▁ prefix of its own with Metaspace "first"), the prefix as the
 // text's start.
 func (f FIM) Prompt(t *Tokenizer, prefix, suffix string, addBOS bool) []int {
-	out := make([]int, 0, (len(prefix)+len(suffix))/3+4)
-	if addBOS && t.BOS >= 0 {
+	ids, _ := f.PromptWithin(t, prefix, suffix, addBOS, 0)
+	return ids
+}
+
+// PromptWithin is Prompt with at most limit ids (limit > 0): a longer prompt is
+// trimmed as llama.cpp trims /infill's to its batch, the suffix to a
+// quarter of the room and the prefix to the rest (what the suffix leaves
+// goes to the prefix, and the other way), the prefix losing tokens from its
+// start and the suffix from its end, so the text nearest the insertion
+// stays. It reports whether it trimmed; a limit below the sentinels' count
+// leaves no text.
+func (f FIM) PromptWithin(t *Tokenizer, prefix, suffix string, addBOS bool, limit int) ([]int, bool) {
+	pre := t.appendPlain(nil, prefix, true)
+	suf := t.appendPlain(nil, suffix, !f.SuffixFirst)
+	fixed := 2
+	if f.Mid >= 0 {
+		fixed++
+	}
+	bos := addBOS && t.BOS >= 0
+	if bos {
+		fixed++
+	}
+	trimmed := false
+	if room := limit - fixed; limit > 0 && len(pre)+len(suf) > room {
+		room = max(room, 0)
+		nSuf := min(len(suf), room/4)
+		nPre := min(len(pre), room-nSuf)
+		nSuf = min(len(suf), room-nPre)
+		pre, suf, trimmed = pre[len(pre)-nPre:], suf[:nSuf], true
+	}
+	out := make([]int, 0, fixed+len(pre)+len(suf))
+	if bos {
 		out = append(out, int(t.BOS))
 	}
 	if f.SuffixFirst {
-		out = append(out, f.Suf)
-		out = t.appendPlain(out, suffix, false)
-		out = append(out, f.Pre)
-		return t.appendPlain(out, prefix, true)
+		out = append(append(out, f.Suf), suf...)
+		return append(append(out, f.Pre), pre...), trimmed
 	}
-	out = append(out, f.Pre)
-	out = t.appendPlain(out, prefix, true)
-	out = append(out, f.Suf)
-	out = t.appendPlain(out, suffix, true)
-	return append(out, f.Mid)
+	out = append(append(out, f.Pre), pre...)
+	out = append(append(out, f.Suf), suf...)
+	return append(out, f.Mid), trimmed
 }
 
 // appendPlain appends the ids of text with no added token matched in it,

@@ -111,6 +111,44 @@ func bytesOf(s string) []int {
 	return out
 }
 
+// TestFIMPromptWithin: a prompt over the limit keeps the end of the prefix
+// and the start of the suffix, the suffix a quarter of the room (llama.cpp's
+// 3:1 of format_prompt_infill) or what the prefix leaves; ids by hand (a
+// byte-level vocabulary without merges: one id a byte).
+func TestFIMPromptWithin(t *testing.T) {
+	qwen := fimByteLevel(t, 0, -1, "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+	ds := fimByteLevel(t, FlagAddBOS, 256, "<s>", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>")
+	b := bytesOf
+	cat := func(parts ...[]int) []int { return slices.Concat(parts...) }
+	for _, tc := range []struct {
+		name           string
+		tok            *Tokenizer
+		prefix, suffix string
+		bos            bool
+		limit          int
+		want           []int
+		trimmed        bool
+	}{
+		{"no limit", qwen, "abcdefgh", "ABCD", false, 0, cat([]int{256}, b("abcdefgh"), []int{257}, b("ABCD"), []int{258}), false},
+		{"fits exactly", qwen, "abcdefgh", "ABCD", false, 15, cat([]int{256}, b("abcdefgh"), []int{257}, b("ABCD"), []int{258}), false},
+		// room 8: suffix 2, prefix 6
+		{"3:1", qwen, "abcdefgh", "ABCD", false, 11, cat([]int{256}, b("cdefgh"), []int{257}, b("AB"), []int{258}), true},
+		// room 5: the prefix takes 2, the suffix the other 3
+		{"short prefix", qwen, "ab", "ABCDEFGH", false, 8, cat([]int{256}, b("ab"), []int{257}, b("ABC"), []int{258}), true},
+		// BOS counts: room 4 = suffix 1, prefix 3
+		{"with BOS", ds, "abcdefgh", "ABCD", true, 8, cat([]int{256, 257}, b("fgh"), []int{258}, b("A"), []int{259}), true},
+		{"no room", qwen, "ab", "AB", false, 2, []int{256, 257, 258}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := tc.tok.FIM()
+			got, trimmed := f.PromptWithin(tc.tok, tc.prefix, tc.suffix, tc.bos, tc.limit)
+			if !slices.Equal(got, tc.want) || trimmed != tc.trimmed {
+				t.Errorf("got %v (trimmed %v), want %v (trimmed %v)", got, trimmed, tc.want, tc.trimmed)
+			}
+		})
+	}
+}
+
 // TestFIMFormat checks the layout shown by inspect.
 func TestFIMFormat(t *testing.T) {
 	for _, tc := range []struct {

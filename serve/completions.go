@@ -31,7 +31,7 @@ func (s *Server) decodeCompletion(body []byte, e *engine) ([]int, genParams, *ap
 		} else if prompt != nil {
 			ae = badParam("prompt", "must be a string when suffix is given")
 		} else {
-			prompt, p.fim = e.fim.Prompt(e.tok, text, suffix, e.addBOS), true
+			prompt, p.fim = fimTokens(e, text, suffix, e.ctx, p.maxTokens), true
 		}
 	case prompt == nil:
 		prompt = e.tok.Encode(text, e.addBOS)

@@ -243,3 +243,50 @@ func addFIMTokens(b []byte) ([]byte, error) {
 	tj["added_tokens"] = added
 	return json.Marshal(tj)
 }
+
+// TestFIMTrim: a suffix prompt over the context is trimmed, not refused:
+// the end of the prefix and the start of the suffix stay, 3:1, leaving the
+// answer its max_tokens. Context 64, max_tokens 8: 56 ids, 53 of text, the
+// suffix 13 (a quarter), the prefix 40; the ids by hand (one a byte).
+func TestFIMTrim(t *testing.T) {
+	s, url := fimModel(t, 64)
+	e := s.eng.Load()
+	prefix, suffix := strings.Repeat("x", 80)+"yz", "Q"+strings.Repeat("w", 40)
+	want := []int{fimPre}
+	for _, c := range strings.Repeat("x", 38) + "yz" {
+		want = append(want, int(c))
+	}
+	want = append(want, fimSuf)
+	for _, c := range "Q" + strings.Repeat("w", 12) {
+		want = append(want, int(c))
+	}
+	want = append(want, fimMid)
+	bias := noStops(e.tok)
+	for id := fimPre; id <= fimPad; id++ {
+		bias[fmt.Sprint(id)] = -100
+	}
+	text := e.tok.Decode(greedy(t, e.m, want, 8, bias))
+	resp, b := post(t, url+"/v1/completions", map[string]any{"model": "tiny", "prompt": prefix, "suffix": suffix, "max_tokens": 8, "temperature": 0, "logit_bias": bias})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	c := decodeCompletion(t, b)
+	if c.Usage == nil || c.Usage.PromptTokens != len(want) || c.Choices[0].Text != text {
+		t.Errorf("%s\nwant %d prompt tokens and text %q", b, len(want), text)
+	}
+	// ollama's num_predict leaves the same room; num_ctx narrows the context
+	for _, tc := range []struct {
+		opts map[string]any
+		n    int
+	}{
+		{map[string]any{"num_predict": 8}, len(want)},
+		{map[string]any{"num_ctx": 32, "num_predict": 8}, 24},
+	} {
+		tc.opts["temperature"] = 0
+		code, b := ollamaDo(t, http.MethodPost, url+"/api/generate", map[string]any{"model": "tiny", "prompt": prefix, "suffix": suffix, "stream": false, "options": tc.opts})
+		var d ollamaDone
+		if err := json.Unmarshal(b, &d); err != nil || code != 200 || d.PromptN != tc.n {
+			t.Errorf("options %v: %d %s, want %d prompt tokens", tc.opts, code, b, tc.n)
+		}
+	}
+}

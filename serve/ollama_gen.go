@@ -297,16 +297,14 @@ func (s *Server) fimPrompt(q *ollamaReq, e *engine, prompt, suffix, system strin
 	if think {
 		return badParam("think", "cannot be combined with suffix")
 	}
-	q.prompt = e.fim.Prompt(e.tok, prompt, suffix, e.addBOS)
+	ctx := e.ctx
+	if q.numCtx > 0 && q.numCtx < ctx {
+		ctx = q.numCtx
+	}
+	q.prompt = fimTokens(e, prompt, suffix, ctx, q.p.maxTokens)
 	q.p.fim = true
 	q.p.thinkOpen = false
 	return s.checkOllamaPrompt(q, "prompt", e)
-}
-
-// errNoFIM refuses a suffix for a model whose tokenizer has no
-// fill-in-the-middle sentinels.
-func errNoFIM(name string) *apiError {
-	return badParam("suffix", "model %s has no fill-in-the-middle tokens (such as <|fim_prefix|>, <|fim_suffix|>, <|fim_middle|>), so it cannot insert: use a code model trained for infill (Qwen2.5-Coder, StarCoder2, DeepSeek-Coder, CodeLlama, Codestral)", quote(name))
 }
 
 // hasImages reports whether images holds anything but null or [] (some
