@@ -237,6 +237,7 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 			if ae != nil {
 				return nil, ae
 			}
+			q.p.fim = suffix != "" && e.fim != nil // the infill stops end it
 			q.prompt = chat.Encode(e.tok, text)
 			return q, s.checkOllamaPrompt(q, "template", e)
 		}
@@ -285,8 +286,8 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 
 // fimPrompt builds /api/generate's fill-in-the-middle prompt: prompt is the
 // text before the insertion, suffix the text after it, in the sentinels of
-// the tokenizer (mlt.FIM.Prompt), without the chat template (ollama's code
-// model templates give the same layout under {{ if .Suffix }}).
+// the tokenizer (fimTokens), without the chat template (ollama's code model
+// templates give the same layout under {{ if .Suffix }}).
 func (s *Server) fimPrompt(q *ollamaReq, e *engine, prompt, suffix, system string, think bool) *apiError {
 	if e.fim == nil {
 		return errNoFIM(q.name)
