@@ -20,6 +20,15 @@ if command -v npm >/dev/null; then
   (cd serve/testdata/ollamajs && npm install --no-audit --no-fund --silent >/dev/null) ||
     echo "test.sh: npm install of ollama failed; serve's TestOllamaJS will skip" >&2
 fi
+# serve: the official ollama Go client (github.com/ollama/ollama/api, what the ollama CLI
+# uses) drives TestOllamaGo from serve/testdata/ollamago, a module of its own built from the
+# module cache; its modules (about 25 MB) come from the module proxy when it is reachable,
+# else the test skips.
+if (cd serve/testdata/ollamago && GOWORK=off go mod download); then
+  (cd serve/testdata/ollamago && GOWORK=off go vet .)
+else
+  echo "test.sh: go mod download in serve/testdata/ollamago failed; serve's TestOllamaGo will skip" >&2
+fi
 
 # The llama.cpp comparisons (convert's TestLlamaCppLive, TestLlamaCppPreTokenizers)
 # run against node-llama-cpp 3.21.1's prebuilt binaries from npm, installed once

@@ -106,6 +106,7 @@ type genParams struct {
 	think        bool             // chat: split <think> reasoning off the content
 	thinkOpen    bool             // chat: the prompt opened <think>
 	noParallel   bool             // parallel_tool_calls: false
+	fim          bool             // a fill-in-the-middle prompt (suffix): the infill stop ids end it
 	// ollama's repeat_penalty over the last repeatLastN tokens (prompt
 	// included; -1: the whole context), as llama.cpp applies it: a
 	// positive logit divided by it, a negative one multiplied. 0 or 1: off.

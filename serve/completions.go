@@ -14,12 +14,26 @@ func (s *Server) decodeCompletion(body []byte, e *engine) ([]int, genParams, *ap
 	if ae == nil {
 		ae = s.checkModel(p.model, e)
 	}
-	var text string
+	var text, suffix string
 	var prompt []int
 	if ae == nil {
 		text, prompt, ae = parsePrompt(f)
 	}
-	if ae == nil && prompt == nil {
+	if ae == nil {
+		_, ae = f.str("suffix", &suffix)
+	}
+	switch {
+	case ae != nil:
+	case suffix != "":
+		// fill-in-the-middle: the prompt is the text before the insertion
+		if e.fim == nil {
+			ae = errNoFIM(p.model)
+		} else if prompt != nil {
+			ae = badParam("prompt", "must be a string when suffix is given")
+		} else {
+			prompt, p.fim = fimTokens(e, text, suffix, e.ctx, p.maxTokens), true
+		}
+	case prompt == nil:
 		prompt = e.tok.Encode(text, e.addBOS)
 	}
 	if ae == nil {
@@ -34,10 +48,6 @@ func (s *Server) checkUnsupported(f fields) *apiError {
 	var echo bool
 	if _, e := f.boolean("echo", &echo); e != nil || echo {
 		return firstErr(e, badParam("echo", "not supported"))
-	}
-	var suffix string
-	if _, e := f.str("suffix", &suffix); e != nil || suffix != "" {
-		return firstErr(e, badParam("suffix", "not supported"))
 	}
 	bestOf := 1
 	if _, e := f.integer("best_of", &bestOf, 1, 1); e != nil {

@@ -105,7 +105,11 @@ func (s *Server) endpoint(decode decoder, chat bool) func(http.ResponseWriter, *
 			s.generate(w, r, e, prompt, p, e.chatIDs, newChatAnswer(newBase("chatcmpl-", e.name, p), p))
 			return
 		}
-		s.generate(w, r, e, prompt, p, e.stopIDs, &completionAnswer{base: newBase("cmpl-", e.name, p)})
+		stop := e.stopIDs
+		if p.fim {
+			stop = e.fimIDs
+		}
+		s.generate(w, r, e, prompt, p, stop, &completionAnswer{base: newBase("cmpl-", e.name, p)})
 	}
 }
 

@@ -148,6 +148,9 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request, e *engine) {
 	}
 	c := e.m.Config()
 	caps := []string{"completion"}
+	if e.fim != nil {
+		caps = append(caps, "insert") // ollama's name for suffix (fill-in-the-middle)
+	}
 	tmpl := ""
 	if e.chat != nil {
 		tmpl = e.chat.Source

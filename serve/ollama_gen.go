@@ -218,22 +218,26 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 		if f.has("context") {
 			return nil, badParam("context", "not supported (ollama deprecated it): send the conversation as /api/chat messages")
 		}
-		if suffix != "" {
-			return nil, badParam("suffix", "this model's template has no fill-in-the-middle (suffix) slot")
-		}
-		if prompt == "" {
+		if prompt == "" && suffix == "" {
 			q.load = true
 			return q, nil
+		}
+		if suffix != "" && (tmpl == "" || raw) {
+			return q, s.fimPrompt(q, e, prompt, suffix, system, thinkSet && think)
 		}
 		if tmpl != "" && !raw {
 			// ollama's Go template in place of the model's chat template.
 			if thinkSet && think {
 				return nil, badParam("think", "cannot be combined with a template override")
 			}
-			text, ae := renderOllamaTemplate(tmpl, system, prompt)
+			if suffix != "" && !strings.Contains(tmpl, ".Suffix") {
+				return nil, badParam("suffix", "the template override has no .Suffix to place it in")
+			}
+			text, ae := renderOllamaTemplate(tmpl, system, prompt, suffix)
 			if ae != nil {
 				return nil, ae
 			}
+			q.p.fim = suffix != "" && e.fim != nil // the infill stops end it
 			q.prompt = chat.Encode(e.tok, text)
 			return q, s.checkOllamaPrompt(q, "template", e)
 		}
@@ -278,6 +282,30 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 	}
 	q.prompt = prompt
 	return q, s.checkOllamaPrompt(q, "messages", e)
+}
+
+// fimPrompt builds /api/generate's fill-in-the-middle prompt: prompt is the
+// text before the insertion, suffix the text after it, in the sentinels of
+// the tokenizer (fimTokens), without the chat template (ollama's code model
+// templates give the same layout under {{ if .Suffix }}).
+func (s *Server) fimPrompt(q *ollamaReq, e *engine, prompt, suffix, system string, think bool) *apiError {
+	if e.fim == nil {
+		return errNoFIM(q.name)
+	}
+	if system != "" {
+		return badParam("system", "cannot be combined with suffix: a fill-in-the-middle prompt has no place for it")
+	}
+	if think {
+		return badParam("think", "cannot be combined with suffix")
+	}
+	ctx := e.ctx
+	if q.numCtx > 0 && q.numCtx < ctx {
+		ctx = q.numCtx
+	}
+	q.prompt = fimTokens(e, prompt, suffix, ctx, q.p.maxTokens)
+	q.p.fim = true
+	q.p.thinkOpen = false
+	return s.checkOllamaPrompt(q, "prompt", e)
 }
 
 // hasImages reports whether images holds anything but null or [] (some
@@ -352,6 +380,9 @@ func (s *Server) ollamaGen(w http.ResponseWriter, r *http.Request, e *engine, is
 	stopIDs := e.chatIDs
 	if !isChat && e.chat == nil {
 		stopIDs = e.stopIDs
+	}
+	if q.p.fim {
+		stopIDs = e.fimIDs
 	}
 	req := &request{ctx: r.Context(), prompt: q.prompt, p: q.p, deadline: time.Now().Add(s.cfg.Timeout), stopIDs: stopIDs, out: newOutput()}
 	if q.p.grammar != nil {

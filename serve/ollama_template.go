@@ -20,17 +20,18 @@ var templateFuncs = map[string]bool{"and": true, "or": true, "not": true, "eq": 
 	"le": true, "gt": true, "ge": true, "len": true, "index": true, "slice": true}
 
 // ollamaTemplateData is what an override sees, as ollama's Go templates
-// name it: .System, .Prompt, .Response (the answer's place: the output
-// ends there), .Messages (Role, Content).
+// name it: .System, .Prompt, .Suffix (fill-in-the-middle: the text after
+// the insertion), .Response (the answer's place: the output ends there),
+// .Messages (Role, Content).
 type ollamaTemplateData struct {
-	System, Prompt, Response string
-	Messages                 []struct{ Role, Content string }
+	System, Prompt, Suffix, Response string
+	Messages                         []struct{ Role, Content string }
 }
 
 // renderOllamaTemplate renders /api/generate's "template" (a Go template,
 // as ollama's Modelfile TEMPLATE) with the system and user prompt; the text
 // stops where .Response would go.
-func renderOllamaTemplate(src, system, prompt string) (string, *apiError) {
+func renderOllamaTemplate(src, system, prompt, suffix string) (string, *apiError) {
 	t, err := template.New("template").Option("missingkey=error").Parse(src)
 	if err != nil {
 		return "", badParam("template", "%v", err)
@@ -42,7 +43,7 @@ func renderOllamaTemplate(src, system, prompt string) (string, *apiError) {
 		return "", badParam("template", "%v", err)
 	}
 	const mark = "\x00krafla-response\x00"
-	d := ollamaTemplateData{System: system, Prompt: prompt, Response: mark}
+	d := ollamaTemplateData{System: system, Prompt: prompt, Suffix: suffix, Response: mark}
 	if system != "" {
 		d.Messages = append(d.Messages, struct{ Role, Content string }{"system", system})
 	}

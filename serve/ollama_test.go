@@ -482,16 +482,16 @@ func TestOllamaThink(t *testing.T) {
 }
 
 func TestOllamaTemplate(t *testing.T) {
-	got, ae := renderOllamaTemplate("{{ range .Messages }}[{{ .Role }}:{{ .Content }}]{{ end }}{{ if eq (len .Messages) 2 }}two{{ end }}>{{ .Response }}<after", "sys", "hi")
+	got, ae := renderOllamaTemplate("{{ range .Messages }}[{{ .Role }}:{{ .Content }}]{{ end }}{{ if eq (len .Messages) 2 }}two{{ end }}>{{ .Response }}<after", "sys", "hi", "")
 	if ae != nil || got != "[system:sys][user:hi]two>" {
 		t.Errorf("%q %v", got, ae)
 	}
-	if _, ae := renderOllamaTemplate("{{ range .Messages }}{{ range .Content }}{{ end }}{{ end }}", "", "hi"); ae == nil {
+	if _, ae := renderOllamaTemplate("{{ range .Messages }}{{ range .Content }}{{ end }}{{ end }}", "", "hi", ""); ae == nil {
 		t.Error("range over a string accepted")
 	}
 	// Output is bounded.
 	big := strings.Repeat("{{ .Prompt }}", 200)
-	if _, ae := renderOllamaTemplate(big, "", strings.Repeat("x", 10000)); ae == nil || !strings.Contains(ae.Message, "more than") {
+	if _, ae := renderOllamaTemplate(big, "", strings.Repeat("x", 10000), ""); ae == nil || !strings.Contains(ae.Message, "more than") {
 		t.Errorf("2 MB of output: %v", ae)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +20,8 @@ import (
 // TestOllamaJS drives a server over a model store with the official ollama
 // client (npm ollama 0.6.3, installed into testdata/ollamajs/node_modules by
 // scripts/test.sh) as a user would: pull from the fake hub (streamed and
-// not), list, show, chat streamed and not, generate, ps, copy, delete and
-// three errors. It skips without node or the package.
+// not), list, show, chat streamed and not, generate (with a suffix too),
+// ps, copy, delete and four errors. It skips without node or the package.
 func TestOllamaJS(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -29,6 +31,20 @@ func TestOllamaJS(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ollama", "package.json")); err != nil {
 		t.Skip("the ollama npm package is not installed: run scripts/test.sh, or npm install in serve/testdata/ollamajs")
 	}
+	runOllamaClient(t, "ResponseError", func(ctx context.Context, url string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, node, "e2e.mjs", url)
+		cmd.Dir = dir
+		return cmd
+	})
+}
+
+// runOllamaClient serves a model store behind a fake hub holding org/tiny
+// and karpathy/stories260K, runs a client program (e2e.mjs, or its Go twin
+// testdata/ollamago) with the server's URL, and checks the RESULT line it
+// prints against the stored models' greedy answers; errName is the name the
+// client gives an HTTP error.
+func runOllamaClient(t *testing.T, errName string, client func(ctx context.Context, url string) *exec.Cmd) {
+	var err error
 	h, _ := storiesRepo(t)
 	// org/tiny: the synthetic checkpoint of the other tests with the ChatML
 	// template beside it, converted by the pull.
@@ -45,17 +61,21 @@ func TestOllamaJS(t *testing.T) {
 		}
 		files[e.Name()] = b
 	}
+	// Qwen2.5-Coder's FIM sentinels at fimPre..fimPad, for generate with a
+	// suffix.
+	if files["tokenizer.json"], err = addFIMTokens(files["tokenizer.json"]); err != nil {
+		t.Fatal(err)
+	}
 	h.Add("org/tiny", files)
 	st, url := storeServer(t, h)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "e2e.mjs", url)
-	cmd.Dir = dir
+	cmd := client(ctx, url)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node e2e.mjs: %v\n%s%s", err, stdout.String(), stderr.String())
+		t.Fatalf("%s: %v\n%s%s", cmd, err, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	res, ok := strings.CutPrefix(lines[len(lines)-1], "RESULT ")
@@ -87,9 +107,10 @@ func TestOllamaJS(t *testing.T) {
 			Capabilities []string
 			Layers       int
 		}
-		Chat, Stream, Generate       answer
+		Chat, Stream, Generate, FIM  answer
 		PS, AfterCopy, AfterDelete   []string
 		NotFound, BadOption, BadPull failure
+		NoFIM                        failure
 		Version                      string
 	}
 	if err := json.Unmarshal([]byte(res), &got); err != nil {
@@ -120,6 +141,13 @@ func TestOllamaJS(t *testing.T) {
 	}
 	ids, stopped := greedyRef(t, tm, ttok.Encode("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n", false), 8, 1, 0, stops)
 	wantChat := answer{Content: ttok.Decode(ids), Role: "assistant", Done: true, Reason: map[bool]string{true: "stop", false: "length"}[stopped], Eval: len(ids)}
+	if f, ok := ttok.FIM(); !ok || !slices.Equal(f.Prompt(ttok, "ab", "cd", false), fimWant) {
+		t.Fatalf("org/tiny's FIM format %+v (found %v), want the prompt %v", f, ok, fimWant)
+	}
+	fstops := maps.Clone(stops)
+	fstops[fimPad] = true
+	fids, fstopped := greedyRef(t, tm, fimWant, 8, 100, 1<<30, fstops)
+	wantFIM := answer{Response: ttok.Decode(fids), Done: true, Reason: map[bool]string{true: "stop", false: "length"}[fstopped], Eval: len(fids), Prompt: len(fimWant)}
 	sm, stok, err := openFiles(paths["karpathy/stories260K"])
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +182,12 @@ func TestOllamaJS(t *testing.T) {
 	if g := got.Generate; g.Response != stok.Decode(gids) || g.Eval != len(gids) || g.Prompt != len(sprompt) || (g.Reason == "stop") != gstopped {
 		t.Errorf("generate: %+v, want %q (%d tokens, prompt %d, stopped %v)", g, stok.Decode(gids), len(gids), len(sprompt), gstopped)
 	}
+	if got.FIM != wantFIM || !slices.Contains(got.Show.Capabilities, "insert") {
+		t.Errorf("generate with suffix: %+v, want %+v; show's capabilities %v, want insert among them", got.FIM, wantFIM, got.Show.Capabilities)
+	}
+	if f := got.NoFIM; f.Status != 400 || !strings.Contains(f.Error, "fill-in-the-middle") {
+		t.Errorf("suffix for a model without FIM tokens: %+v", f)
+	}
 	if strings.Join(got.PS, ",") != "karpathy/stories260K:q8_0,org/tiny:q8_0" {
 		t.Errorf("ps: %v", got.PS)
 	}
@@ -161,7 +195,7 @@ func TestOllamaJS(t *testing.T) {
 		strings.Join(got.AfterDelete, ",") != "karpathy/stories260K:q8_0,org/tiny:q8_0" {
 		t.Errorf("copy then delete: %v then %v", got.AfterCopy, got.AfterDelete)
 	}
-	if f := got.NotFound; f.Status != 404 || f.Name != "ResponseError" || !strings.Contains(f.Error, "try pulling it first") {
+	if f := got.NotFound; f.Status != 404 || f.Name != errName || !strings.Contains(f.Error, "try pulling it first") {
 		t.Errorf("unknown model: %+v", f)
 	}
 	if f := got.BadOption; f.Status != 400 || !strings.Contains(f.Error, "options.temperature") {

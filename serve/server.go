@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -119,6 +120,8 @@ type engine struct {
 	addBOS  bool
 	stopIDs map[int]bool // end a completion
 	chatIDs map[int]bool // end a chat answer
+	fim     *mlt.FIM     // nil: the tokenizer has no fill-in-the-middle sentinels
+	fimIDs  map[int]bool // end an infill: stopIDs and the FIM stops
 	vocab   int
 	ctx     int
 
@@ -210,6 +213,12 @@ func (s *Server) newEngine(name string, m *infer.Model, tok *mlt.Tokenizer, cfg 
 	for _, id := range tok.StopTokens() {
 		e.stopIDs[id] = true
 		e.chatIDs[id] = true
+	}
+	if f, ok := tok.FIM(); ok {
+		e.fim, e.fimIDs = &f, maps.Clone(e.stopIDs)
+		for _, id := range f.Stops {
+			e.fimIDs[id] = true
+		}
 	}
 	if cfg.TemplateFile != "" {
 		e.chat, e.chatErr = chat.Load(cfg.TemplateFile, tok)

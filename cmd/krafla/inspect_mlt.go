@@ -54,12 +54,24 @@ type mltJSON struct {
 	AddedList  []mltTokenJSON `json:"sample_added_tokens"`
 	MergeList  []mltMergeJSON `json:"sample_merges"`
 	Chat       *mltChatJSON   `json:"chat,omitempty"`
+	FIM        *mltFIMJSON    `json:"fim,omitempty"`
 	Pair       string         `json:"pair_id,omitempty"` // the pair section: the model written with it
 	Pipeline   *mltPipeJSON   `json:"pipeline,omitempty"`
 	Post       *mltPostJSON   `json:"post_processor,omitempty"`
 	Embedding  *mltEmbedJSON  `json:"embedding,omitempty"`
 	AllTokens  []mltTokenJSON `json:"tokens,omitempty"` // with --tensors
 	AllMerges  []mltMergeJSON `json:"merges,omitempty"` // with --tensors
+}
+
+// mltFIMJSON is the fill-in-the-middle format found by its sentinels
+// (mlt.FIM); middle_id -1: none.
+type mltFIMJSON struct {
+	Family   string `json:"family"`
+	Format   string `json:"format"`
+	PrefixID int    `json:"prefix_id"`
+	SuffixID int    `json:"suffix_id"`
+	MiddleID int    `json:"middle_id"`
+	StopIDs  []int  `json:"stop_ids"`
 }
 
 // mltChatJSON is the chat section; template sources only with --tensors.
@@ -150,6 +162,12 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	}
 	if j.FlagNames == nil {
 		j.FlagNames = []string{}
+	}
+	if f, ok := t.FIM(); ok {
+		j.FIM = &mltFIMJSON{Family: f.Family, Format: f.Format, PrefixID: f.Pre, SuffixID: f.Suf, MiddleID: f.Mid, StopIDs: f.Stops}
+		if j.FIM.StopIDs == nil {
+			j.FIM.StopIDs = []int{}
+		}
 	}
 	if t.Flags&mlt.FlagPair != 0 {
 		j.Pair = hex.EncodeToString(t.Pair[:])
@@ -246,6 +264,16 @@ func inspectMLT(path string, opt inspectOptions, out io.Writer) error {
 	fmt.Fprintf(out, "  bos          %s\n", name(t.BOS))
 	fmt.Fprintf(out, "  eos          %s\n", name(t.EOS))
 	fmt.Fprintf(out, "  stop tokens  %s\n", strings.Join(stops, ", "))
+	if f := j.FIM; f != nil {
+		fstops := make([]string, len(f.StopIDs))
+		for i, id := range f.StopIDs {
+			fstops[i] = name(int32(id))
+		}
+		if len(fstops) == 0 {
+			fstops = []string{"none"}
+		}
+		fmt.Fprintf(out, "  fim          %s: %s (infill stops %s)\n", f.Family, f.Format, strings.Join(fstops, ", "))
+	}
 	if p := j.Pipeline; p != nil {
 		none := func(l []string) string {
 			if len(l) == 0 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/krafla/krafla/convert/hfgen"
+	"github.com/krafla/krafla/internal/testenv"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
@@ -291,5 +292,53 @@ func TestInspectMixedTypes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestInspectMLTFIM: inspect shows the fill-in-the-middle format of Qwen3's
+// tokenizer (the Qwen2.5 vocabulary: <|fim_prefix|> 151659, <|fim_suffix|>
+// 151661, <|fim_middle|> 151660, and the infill stops <|fim_pad|> 151662,
+// <|repo_name|> 151663, <|file_sep|> 151664, as its tokenizer.json numbers
+// them), and nothing for a tokenizer without sentinels.
+func TestInspectMLTFIM(t *testing.T) {
+	src := testenv.Shared(t, "tokenizers", "qwen3")
+	tok := filepath.Join(t.TempDir(), "q.mlt")
+	if err := runTokenize(context.Background(), src, tokenizeOptions{Output: tok}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runInspect(tok, inspectOptions{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `  fim          Qwen2.5-Coder: <|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|> (infill stops 151662 "<|fim_pad|>", 151663 "<|repo_name|>", 151664 "<|file_sep|>")`
+	if !strings.Contains(out.String(), want+"\n") {
+		t.Errorf("inspect lacks\n%s\nin\n%s", want, out.String())
+	}
+	out.Reset()
+	if err := runInspect(tok, inspectOptions{JSON: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var j struct{ FIM *mltFIMJSON }
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if f := j.FIM; f == nil || f.PrefixID != 151659 || f.SuffixID != 151661 || f.MiddleID != 151660 || fmt.Sprint(f.StopIDs) != "[151662 151663 151664]" {
+		t.Errorf("fim JSON %+v, want prefix 151659, suffix 151661, middle 151660, stops 151662-151664", j.FIM)
+	}
+
+	ck := filepath.Join(t.TempDir(), "ck")
+	if err := runSynth("llama", synthOptions{Output: ck, Shape: "tiny", DType: "bf16", Seed: 1, Shards: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "t.mlt")
+	if err := runTokenize(context.Background(), ck, tokenizeOptions{Output: plain}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runInspect(plain, inspectOptions{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "fim ") {
+		t.Errorf("a tokenizer without sentinels shows a fim line:\n%s", out.String())
 	}
 }

@@ -46,6 +46,10 @@ out.stream = { content: text, parts, done: last.done, reason: last.done_reason, 
 const gen = await ollama.generate({ model: "karpathy/stories260K", prompt: "Once upon a time", raw: true, options: opts });
 out.generate = { response: gen.response, reason: gen.done_reason, eval: gen.eval_count, prompt: gen.prompt_eval_count };
 
+// fill-in-the-middle: org/tiny's tokenizer has Qwen2.5-Coder's sentinels
+const fim = await ollama.generate({ model: "org/tiny", prompt: "ab", suffix: "cd", options: { ...opts, repeat_penalty: 100, repeat_last_n: -1 } });
+out.fim = { response: fim.response, done: fim.done, reason: fim.done_reason, eval: fim.eval_count, prompt: fim.prompt_eval_count };
+
 out.ps = (await ollama.ps()).models.map((m) => m.name).sort();
 await ollama.copy({ source: "org/tiny", destination: "me/tiny" });
 out.afterCopy = (await ollama.list()).models.map((m) => m.name).sort();
@@ -58,5 +62,6 @@ out.badPull = await fail(async () => {
   for await (const p of await ollama.pull({ model: "org/missing", stream: true })) {
   }
 });
+out.noFIM = await fail(() => ollama.generate({ model: "karpathy/stories260K", prompt: "x", suffix: "y" }));
 out.version = (await ollama.version()).version;
 console.log("RESULT " + JSON.stringify(out));
