@@ -34,7 +34,7 @@ func (s *Server) decodeCompletion(body []byte, e *engine) ([]int, genParams, *ap
 			prompt, p.fim = fimTokens(e, text, suffix, e.ctx, p.maxTokens), true
 		}
 	case prompt == nil:
-		prompt = e.tok.Encode(text, e.addBOS)
+		prompt = e.tok.EncodePrompt(text)
 	}
 	if ae == nil {
 		ae = checkPrompt("prompt", prompt, e)

@@ -248,7 +248,7 @@ func (s *Server) decodeOllama(body []byte, e *engine, isChat bool) (*ollamaReq, 
 			if thinkSet && think {
 				return nil, badParam("think", "model %s does not support thinking", quote(q.name))
 			}
-			q.prompt = e.tok.Encode(prompt, e.addBOS)
+			q.prompt = e.tok.EncodePrompt(prompt)
 			q.p.thinkOpen = false
 			return q, s.checkOllamaPrompt(q, "prompt", e)
 		}

@@ -24,7 +24,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, e *engine) {
 		writeError(w, ae)
 		return
 	}
-	ids := e.tok.Encode(content, special && (e.addBOS || e.tok.Post != nil))
+	ids := e.tok.Encode(content, special)
 	if !pieces {
 		if ids == nil {
 			ids = []int{}
