@@ -3,6 +3,7 @@ package convert
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,15 @@ import (
 	"github.com/krafla/krafla/gguf"
 	"github.com/krafla/krafla/internal/testenv"
 	"github.com/krafla/krafla/mlt"
+)
+
+// llamaCppChkTxt and gpt4oChkHsh: chktxt and the chkhsh of "gpt-4o" in
+// llama.cpp's get_vocab_base_pre (conversion/base.py of the source
+// node-llama-cpp 3.21.1 bundles; convert_hf_to_gguf_update.py's list names
+// Xenova/gpt-4o for it).
+const (
+	llamaCppChkTxt = "\n \n\n \n\n\n \t \t\t \t\n  \n   \n    \n     \n🚀 (normal) 😶\u200d🌫\ufe0f (multiple emojis concatenated) ✅ 🦙🦙 3 33 333 3333 33333 333333 3333333 33333333 3.3 3..3 3...3 កាន\u17cbតែព\u17b7សេសអាច😁 ?我想在apple工作1314151天～ ------======= нещо на Български ''''''```````\"\"\"\"......!!!!!!?????? I've been 'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea? We'Ve a'lL"
+	gpt4oChkHsh    = "ccc2ef013c104be7bae2965776d611e1d7a8a2a9c547dd93a682c9a9fc80352e"
 )
 
 // gptossRows is gpt-oss's embedding rows: its 200019 tokens padded.
@@ -119,6 +129,18 @@ func TestExportGPT4o(t *testing.T) {
 		if got := tok.Encode(text, false); fmt.Sprint(got) != fmt.Sprint(want[i]) {
 			t.Errorf("imported tokenizer, %q: got %v, want %v", text, got, want[i])
 		}
+	}
+
+	// convert_hf_to_gguf.py names a pre-tokenizer by the SHA-256 of
+	// str(tokenizer.encode(chktxt)); the imported tokenizer's ids give the
+	// hash it maps to "gpt-4o" (Xenova/gpt-4o).
+	ids := tok.Encode(llamaCppChkTxt, false)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	if h := fmt.Sprintf("%x", sha256.Sum256([]byte("["+strings.Join(parts, ", ")+"]"))); h != gpt4oChkHsh {
+		t.Errorf("chkhsh of krafla's gpt-oss ids: got %s, want gpt-4o's %s", h, gpt4oChkHsh)
 	}
 
 	nlc := os.Getenv("KRAFLA_LLAMACPP")
