@@ -66,6 +66,15 @@ func TestSchemaCases(t *testing.T) {
 		{`{"oneOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer"}},"required":["b"],"additionalProperties":false}]}`, []string{`{"a":1}`, `{"b":2}`}, []string{`{}`}},
 		{`{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"null"}}}]}`, []string{`{"a":1}`, `{"a":1,"b":null}`}, []string{`{"b":null}`}},
 		{`{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+		// additionalProperties beside properties: the additional members
+		// follow the properties, their keys none of the properties' names.
+		{`{"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"null"}},"required":["a"],"additionalProperties":{"type":"boolean"}}`,
+			[]string{`{"a":1}`, `{"a":1,"ab":null}`, `{"a":1,"b":true}`, `{"a":1,"ab":null,"abc":false,"":true,"a b":true}`, `{"a":1,"é":true}`},
+			[]string{`{"a":1,"b":2}`, `{"a":1,"a":true}`, `{"a":1,"ab":true}`, `{"b":true,"a":1}`, `{"b":true}`, `{"a":1,"\u0061":true}`}},
+		{`{"type":"object","properties":{"":{"type":"integer"}},"additionalProperties":true}`,
+			[]string{`{}`, `{"":1}`, `{"x":[1,{}]}`, `{"":1,"y":"z"}`}, []string{`{"":"s"}`, `{"x":1,"":2}`}},
+		{`{"type":"object","required":["k"],"additionalProperties":{"type":"integer"}}`,
+			[]string{`{"k":1}`, `{"k":1,"j":2}`}, []string{`{}`, `{"k":"s"}`, `{"j":2}`, `{"k":1,"k":2}`}},
 	}
 	for _, c := range cases {
 		g := mustSchema(t, c.schema)

@@ -88,8 +88,18 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 		if len(req) > 0 {
 			s["required"] = req
 		}
-		if r.IntN(2) == 0 {
+		switch r.IntN(4) {
+		case 0, 1:
 			s["additionalProperties"] = false
+		case 2: // beside the properties; maybe a required name of its own
+			if r.IntN(3) == 0 {
+				s["additionalProperties"] = true
+			} else {
+				s["additionalProperties"] = randSchema(r, depth+1, defs)
+			}
+			if r.IntN(3) == 0 {
+				s["required"] = append(req, "q")
+			}
 		}
 		if len(props) == 0 && r.IntN(2) == 0 {
 			s = map[string]any{"type": "object", "additionalProperties": randSchema(r, depth+1, defs)}
