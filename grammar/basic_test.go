@@ -66,6 +66,11 @@ func TestSchemaCases(t *testing.T) {
 		{`{"oneOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer"}},"required":["b"],"additionalProperties":false}]}`, []string{`{"a":1}`, `{"b":2}`}, []string{`{}`}},
 		{`{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"null"}}}]}`, []string{`{"a":1}`, `{"a":1,"b":null}`}, []string{`{"b":null}`}},
 		{`{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+		// \s and \S are ECMA-262's white space (RE2's \s is ASCII only).
+		{`{"type":"string","pattern":"^\\S+$"}`, []string{`"ab"`, `"é"`, `"\u0001"`}, []string{`""`, `"a b"`, "\"\u00a0\"", `"\u000b"`, "\"a\u3000\"", "\"\ufeff\"", "\"\u2028\""}},
+		{`{"type":"string","pattern":"^[^\\s\"]$"}`, []string{`"a"`, `"\u0001"`}, []string{`" "`, `"\""`, "\"\u00a0\"", `"\u000c"`, "\"\u205f\""}},
+		{`{"type":"string","pattern":"^\\s[\\sx]$"}`, []string{`" x"`, "\"\u00a0\u2000\"", `"\u000b\u0009"`, "\"\ufeff \""}, []string{`"xx"`, `" y"`, "\"\u200b \""}},
+		{`{"type":"string","pattern":"^[\\]\\s]\\\\s$"}`, []string{`"]\\s"`, `" \\s"`}, []string{`"]\\ "`, `"s\\s"`}},
 		// additionalProperties beside properties: the additional members
 		// follow the properties, their keys none of the properties' names.
 		{`{"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"null"}},"required":["a"],"additionalProperties":{"type":"boolean"}}`,
@@ -117,7 +122,9 @@ func TestSchemaRefusals(t *testing.T) {
 		`false`:                                                                                                             "false",
 		`{"type":"array","maxItems":100000}`:                                                                                "maxItems",
 		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`:                                                           "no string",
-		`{"not":{}}`: "not",
+		`{"not":{}}`:                           "not",
+		`{"type":"string","pattern":"[\\Sa]"}`: `\S inside`,
+		`{"type":"string","pattern":"a\\b"}`:   `\b`,
 	} {
 		_, err := CompileJSONSchema([]byte(schema))
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrGrammar) {

@@ -34,7 +34,7 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 		if r.IntN(3) > 0 {
 			s[kws[0]] = lo
 		}
-		if r.IntN(3) > 0 && !(kws[1] == "exclusiveMaximum" && s[kws[0]] != nil && mustF(hi) <= mustF(lo)+1) {
+		if r.IntN(3) > 0 && !(kws[0]+kws[1] != "minimummaximum" && s[kws[0]] != nil && mustF(hi) <= mustF(lo)+1) { // an exclusive bound: keep an integer between
 			s[kws[1]] = hi
 		}
 		return s
@@ -65,7 +65,8 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 				s["maxLength"] = a + r.IntN(5)
 			}
 		case 1:
-			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`}[r.IntN(7)]
+			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`,
+				`^\S{1,4}\s?\S*$`, `^[^\s"\\]{0,3}$`}[r.IntN(9)]
 		case 2:
 			s["format"] = []string{"date", "time", "date-time", "uuid"}[r.IntN(4)]
 		}
@@ -146,7 +147,7 @@ func testVocab(r *rand.Rand) (*Vocab, [][]byte, int) {
 	for b := range 256 {
 		toks = append(toks, []byte{byte(b)})
 	}
-	frags := []string{`{"`, `":`, `",`, `"}`, `}`, `]`, `[`, `, `, `": "`, "true", "null", "false", "p0", "p1", `p2":`, "-", "0", "12", "3.", ".5", "e+", "é", "😀", "\xf0\x9f", "\x98\x80", "ab", "cd", "com", "@", "\\n", `\"`, `\u00e9`, "2024-", "02-29", "T12:", "00:00Z", "a\n", "  ", "\n  "}
+	frags := []string{`{"`, `":`, `",`, `"}`, `}`, `]`, `[`, `, `, `": "`, "true", "null", "false", "p0", "p1", `p2":`, "-", "0", "12", "3.", ".5", "e+", "é", "😀", "\xf0\x9f", "\x98\x80", "ab", "cd", "com", "@", "\\n", `\"`, `\u00e9`, "2024-", "02-29", "T12:", "00:00Z", "a\n", "  ", "\n  ", "\u00a0", "\u3000", `\u000b`, `\u0009`}
 	for _, f := range frags {
 		toks = append(toks, []byte(f))
 	}
