@@ -48,6 +48,8 @@ func TestSchemaCases(t *testing.T) {
 		{`{"type":"string","pattern":"b"}`, []string{`"b"`, `"abc"`}, []string{`"ac"`}},
 		{`{"type":"string","format":"date"}`, []string{`"2024-02-29"`, `"2000-02-29"`, `"2023-12-31"`, `"2023-04-30"`}, []string{`"2023-02-29"`, `"1900-02-29"`, `"2023-04-31"`, `"2023-13-01"`}},
 		{`{"type":"string","format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.5+01:00"`}, []string{`"24:00:00Z"`, `"12:60:00Z"`}},
+		{`{"type":"string","format":"ipv4"}`, []string{`"0.0.0.0"`, `"255.255.255.255"`, `"10.199.249.9"`, `"192.168.1.100"`},
+			[]string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`, `"1.1.1.1.1"`, `"1.1.1.260"`, `"1..1.1"`, `"+1.1.1.1"`}},
 		{`{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
 		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}`,
 			[]string{`{"b":"x"}`, `{"a":1,"b":"x"}`, `{ "a": 1, "b": "x" }`}, []string{`{}`, `{"a":1}`, `{"b":"x","c":1}`, `{"b":"x","a":1}`}},

@@ -494,7 +494,7 @@ func (c *schemaCompiler) sameLen(a, z string) [][]sym {
 	return out
 }
 
-// format: the string bodies of date, time, date-time, uuid (as ajv-formats
+// format: the string bodies of date, time, date-time, uuid, ipv4 (as ajv-formats
 // checks them in full mode: real days of month, leap years).
 func (c *schemaCompiler) format(f string) []sym {
 	b := c.b
@@ -546,6 +546,13 @@ func (c *schemaCompiler) format(f string) []sym {
 		return one(tm())
 	case "date-time":
 		return cat(one(date()), lit("T"), one(tm()))
+	}
+	if f == "ipv4" { // four of 0-255 without leading zeros, as ajv-formats' ipv4
+		octet := c.memo("octet", func() sym {
+			return b.alt("octet", d, cat(one(byteSym('1', '9')), d), cat(lit("1"), d, d),
+				cat(lit("2"), one(byteSym('0', '4')), d), cat(lit("25"), one(byteSym('0', '5'))))
+		})
+		return cat(one(octet), lit("."), one(octet), lit("."), one(octet), lit("."), one(octet))
 	}
 	hex := b.class([]cpRange{{'0', '9'}, {'a', 'f'}, {'A', 'F'}})
 	h := func(n int) []sym { return b.rep(one(hex), n, n) }

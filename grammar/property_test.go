@@ -68,7 +68,7 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`,
 				`^\S{1,4}\s?\S*$`, `^[^\s"\\]{0,3}$`}[r.IntN(9)]
 		case 2:
-			s["format"] = []string{"date", "time", "date-time", "uuid"}[r.IntN(4)]
+			s["format"] = []string{"date", "time", "date-time", "uuid", "ipv4"}[r.IntN(5)]
 		}
 		return s
 	case 5:

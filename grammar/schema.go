@@ -27,7 +27,7 @@ var supported = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 }
 
-var formats = map[string]bool{"date": true, "time": true, "date-time": true, "uuid": true}
+var formats = map[string]bool{"date": true, "time": true, "date-time": true, "uuid": true, "ipv4": true}
 
 // SchemaError is a schema the compiler refuses: Path is a JSON pointer to
 // the schema, Keyword the keyword at fault.
@@ -724,7 +724,7 @@ func (c *schemaCompiler) str(s *jv, path string) []sym {
 	}
 	if fm != nil {
 		if fm.kind != 's' || !formats[fm.str] {
-			return c.fail(path, "format", "format %s not supported (date, time, date-time, uuid are)", fm.raw)
+			return c.fail(path, "format", "format %s not supported (date, time, date-time, uuid, ipv4 are)", fm.raw)
 		}
 		return c.quoted(c.format(fm.str))
 	}
