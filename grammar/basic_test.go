@@ -68,6 +68,10 @@ func TestSchemaCases(t *testing.T) {
 		{`{"oneOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer"}},"required":["b"],"additionalProperties":false}]}`, []string{`{"a":1}`, `{"b":2}`}, []string{`{}`}},
 		{`{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"null"}}}]}`, []string{`{"a":1}`, `{"a":1,"b":null}`}, []string{`{"b":null}`}},
 		{`{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+		// enum and const beside other keywords: the values valid against them.
+		{`{"type":"string","enum":["a","abcd","é",1],"maxLength":2}`, []string{`"a"`, `"é"`}, []string{`"abcd"`, `1`}},
+		{`{"enum":[1,5,10,"x",null,7.5],"type":["integer","null"],"minimum":2,"maximum":9}`, []string{`5`, `null`}, []string{`1`, `10`, `"x"`, `7.5`}},
+		{`{"const":"abc","pattern":"^a"}`, []string{`"abc"`}, []string{`"a"`}},
 		// \s and \S are ECMA-262's white space (RE2's \s is ASCII only).
 		{`{"type":"string","pattern":"^\\S+$"}`, []string{`"ab"`, `"é"`, `"\u0001"`}, []string{`""`, `"a b"`, "\"\u00a0\"", `"\u000b"`, "\"a\u3000\"", "\"\ufeff\"", "\"\u2028\""}},
 		{`{"type":"string","pattern":"^[^\\s\"]$"}`, []string{`"a"`, `"\u0001"`}, []string{`" "`, `"\""`, "\"\u00a0\"", `"\u000c"`, "\"\u205f\""}},
@@ -126,6 +130,8 @@ func TestSchemaRefusals(t *testing.T) {
 		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`:                                                           "no string",
 		`{"not":{}}`:                           "not",
 		`{"type":"string","pattern":"[\\Sa]"}`: `\S inside`,
+		`{"const":"abc","pattern":"^b"}`:       "no value",
+		`{"enum":["a"],"uniqueItems":true}`:    "uniqueItems",
 		`{"type":"string","pattern":"a\\b"}`:   `\b`,
 	} {
 		_, err := CompileJSONSchema([]byte(schema))

@@ -72,7 +72,15 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 		}
 		return s
 	case 5:
-		return map[string]any{"enum": []any{"a", json.Number("1"), nil, "é\"", []any{true}}[:1+r.IntN(5)]}
+		s := map[string]any{"enum": []any{"a", json.Number("1"), nil, "é\"", []any{true}, json.Number("7"), "abc"}[:1+r.IntN(7)]}
+		switch r.IntN(4) { // other keywords beside: the values they allow
+		case 0:
+			s["maxLength"], s["type"] = 1, []any{"string", "null"}
+		case 1:
+			s["minimum"], s["type"] = 2, []any{"integer", "array", "null"}
+			s["enum"] = append(s["enum"].([]any), json.Number("3")) // one value of them at least
+		}
+		return s
 	case 6:
 		return map[string]any{"const": map[string]any{"k": []any{json.Number("2.5"), "v"}}}
 	case 7, 8:

@@ -536,8 +536,11 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 }
 
 func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string) []sym {
-	if k := others("enum", "const", "type"); k != "" {
-		return c.fail(path, k, "not supported next to enum or const")
+	var rest *Grammar // the schema's other keywords, when it has some
+	if others("enum", "const", "type") != "" {
+		if rest = c.restGrammar(s, path); rest == nil {
+			return nil
+		}
 	}
 	var vals []*jv
 	if e := s.get("enum"); e != nil {
@@ -574,12 +577,42 @@ func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string)
 		if len(types) > 0 && !types[t] && !(t == "integer" && types["number"]) {
 			continue
 		}
+		if rest != nil && !rest.Matches(v.raw) {
+			continue
+		}
 		alts = append(alts, lit(string(v.raw)))
 	}
 	if len(alts) == 0 {
 		return c.fail(path, "enum", "no value matches the schema")
 	}
 	return one(c.b.alt("enum", alts...))
+}
+
+// restGrammar compiles s without enum and const (its $refs resolve in the
+// same root): a value of the enum is kept when this grammar matches its
+// text, which, the grammar being sound, makes it valid against the other
+// keywords. A keyword of them that is not supported is refused as anywhere.
+func (c *schemaCompiler) restGrammar(s *jv, path string) *Grammar {
+	r := &jv{kind: 'o'}
+	for i, k := range s.keys {
+		if k != "enum" && k != "const" {
+			r.keys, r.vals = append(r.keys, k), append(r.vals, s.vals[i])
+		}
+	}
+	sub := &schemaCompiler{b: newBuilder(), root: c.root, refs: map[string]int32{}, cache: map[string]sym{}, depth: c.depth}
+	top := sub.b.newRule("root")
+	body := sub.value(r, path)
+	if sub.err != nil {
+		c.err = sub.err
+		return nil
+	}
+	sub.b.setRule(top, body)
+	g, err := sub.b.build(top)
+	if err != nil {
+		c.fail(path, "enum", "%v", err)
+		return nil
+	}
+	return g
 }
 
 // allOf of object schemas, merged into one object.
