@@ -7,8 +7,9 @@
 # Needs ../shared (tokenizers), python3, and for the llama.cpp rows its
 # llama-server in $LLAMA (default ~/.cache/krafla/bench/llama/build/bin, as
 # ../shared/PERF.md builds it). Every figure is CPU time, not wall time, so a
-# loaded machine measures the same work: krafla run's from wait4's rusage,
-# llama-server's from /proc/PID/task/*/schedstat around each request. The
+# loaded machine measures the same work: krafla run -v's "cpu:" line (prefill
+# and generation, not loading: wait4's rusage of the whole process where it is
+# missing), llama-server's from /proc/PID/task/*/schedstat around each request. The
 # cost per token of the model with and without the grammar is (CPU of a run
 # of -n N − CPU of a run of -n 1) / (tokens − 1), so loading, the prompt and
 # the grammar's compilation cancel out; both engines use one thread.
@@ -85,7 +86,8 @@ def krafla(model, n, grammar, seed):
         sys.exit(f"krafla run failed: {err[-500:]}")
     toks = [l for l in err.splitlines() if l.startswith("generation:")]
     k = int(toks[0].split()[1]) + 1 if toks else 1  # + the first token (sampled from the prompt)
-    return ru.ru_utime + ru.ru_stime, k
+    cpu = [l for l in err.splitlines() if l.startswith("cpu:")]  # prefill and generation alone: no loading
+    return (float(cpu[0].split()[1]) if cpu else ru.ru_utime + ru.ru_stime), k
 
 def tasks_cpu(pid):
     t = 0
