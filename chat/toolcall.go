@@ -139,7 +139,7 @@ func ParseOutput(format, text string, thinkOpen bool) (Parsed, error) {
 		}
 		return m, fmt.Errorf("%s tool call at offset %d: %w", f.name, at, err)
 	}
-	m.Content, m.ToolCalls = strings.TrimRight(text[:at], " \n"), calls
+	m.Content, m.ToolCalls = strings.TrimRight(text[:at], " \t\n"), calls
 	return m, nil
 }
 

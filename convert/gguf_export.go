@@ -505,6 +505,18 @@ func exportTokenizer(t *mlt.Tokenizer, vocab int, notice func(string, ...any)) (
 		if pipePre == "" {
 			return nil, errors.New("its pipeline section (normalizers and pre-tokenizers) matches no llama.cpp pre-tokenizer")
 		}
+		if pipePre == "gpt-4o" {
+			notice("llama.cpp's gpt-4o pre-tokenizer rewrites the o200k regex's letter classes: it does not join combining marks (\\p{M}) to letters, nor split a non-ASCII lower-to-upper case change, so on such text (Devanagari, Thai, ...) its tokens can differ from krafla's and Hugging Face's")
+		}
+		// llama.cpp fixes ignore_merges per pre type; where the tokenizer's
+		// differs, the two tokenize alike only if the merges build every
+		// token from its bytes (gpt-oss's do; Llama 3's do not).
+		if im := ggufPreRegex[pipePre].flags & mlt.FlagIgnoreMerges; t.Flags&mlt.FlagIgnoreMerges != im {
+			if u := t.UnmergedTokens(); len(u) > 0 {
+				return nil, fmt.Errorf("its pre-tokenizer is llama.cpp's %q, which %s merges, but %d tokens (the first %d %q) are not built by the merges from their bytes, so llama.cpp would tokenize them otherwise",
+					pipePre, map[bool]string{true: "ignores", false: "does not ignore"}[im != 0], len(u), u[0], t.Tokens[u[0]].Bytes)
+			}
+		}
 	}
 	n := len(t.Tokens)
 	toks := make([]string, max(n, vocab))

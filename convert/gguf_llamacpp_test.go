@@ -349,7 +349,7 @@ func TestLlamaCppPreTokenizers(t *testing.T) {
 			})
 		}
 	}
-	for _, pre := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact", "tekken"} {
+	for _, pre := range []string{"llama-bpe", "dbrx", "qwen2", "qwen35", "gpt-2", "refact", "tekken", "gpt-4o"} {
 		t.Run(pre, func(t *testing.T) {
 			tok, _ := mlt.Open(TokenizerPath(in))
 			tok.Flags = base.Flags&(mlt.FlagAddBOS|mlt.FlagChat|mlt.FlagPair) | ggufPreFlags[pre] // still the model's tokenizer: its pair stays

@@ -60,6 +60,10 @@ var ggufPreRegex = map[string]struct {
 	// llama.cpp ignores merges and adds BOS for it.
 	"tekken": {`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 		mlt.FlagIgnoreMerges | mlt.FlagAddBOS},
+	// GPT4O (GPT-4o, gpt-oss: OpenAI's o200k): llama-vocab.cpp quotes this
+	// regex as the "original regex from tokenizer.json" of its regex_exprs;
+	// llama.cpp neither ignores merges nor adds BOS for it.
+	"gpt-4o": {`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`, 0},
 }
 
 // ggufTokenizer builds the .mlt from tokenizer.ggml.* and the chat template
@@ -173,7 +177,7 @@ func ggufTokenizer(f *gguf.File, path string, vocab int, skip bool) (*mlt.Tokeni
 			t.Pipeline = &mlt.Pipeline{Unk: -1, PreTokenizers: []mlt.Step{mlt.SplitRegex(rx.re), {Op: mlt.OpByteLevel}}}
 		}
 		if !ok {
-			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, dbrx, qwen2, qwen35, gpt-2, refact, smollm, tekken and their aliases are)", pre)
+			return nil, nil, errf("tokenizer.ggml.pre", "pre-tokenizer %q: its regex is not one the .mlt format holds (llama-bpe, dbrx, qwen2, qwen35, gpt-2, refact, smollm, tekken, gpt-4o and their aliases are)", pre)
 		}
 		t.Flags |= fl
 		if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {

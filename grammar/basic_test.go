@@ -48,6 +48,8 @@ func TestSchemaCases(t *testing.T) {
 		{`{"type":"string","pattern":"b"}`, []string{`"b"`, `"abc"`}, []string{`"ac"`}},
 		{`{"type":"string","format":"date"}`, []string{`"2024-02-29"`, `"2000-02-29"`, `"2023-12-31"`, `"2023-04-30"`}, []string{`"2023-02-29"`, `"1900-02-29"`, `"2023-04-31"`, `"2023-13-01"`}},
 		{`{"type":"string","format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.5+01:00"`}, []string{`"24:00:00Z"`, `"12:60:00Z"`}},
+		{`{"type":"string","format":"ipv4"}`, []string{`"0.0.0.0"`, `"255.255.255.255"`, `"10.199.249.9"`, `"192.168.1.100"`},
+			[]string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`, `"1.1.1.1.1"`, `"1.1.1.260"`, `"1..1.1"`, `"+1.1.1.1"`}},
 		{`{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
 		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}`,
 			[]string{`{"b":"x"}`, `{"a":1,"b":"x"}`, `{ "a": 1, "b": "x" }`}, []string{`{}`, `{"a":1}`, `{"b":"x","c":1}`, `{"b":"x","a":1}`}},
@@ -66,6 +68,24 @@ func TestSchemaCases(t *testing.T) {
 		{`{"oneOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer"}},"required":["b"],"additionalProperties":false}]}`, []string{`{"a":1}`, `{"b":2}`}, []string{`{}`}},
 		{`{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"null"}}}]}`, []string{`{"a":1}`, `{"a":1,"b":null}`}, []string{`{"b":null}`}},
 		{`{"type":["string","null"]}`, []string{`"x"`, `null`}, []string{`1`}},
+		// enum and const beside other keywords: the values valid against them.
+		{`{"type":"string","enum":["a","abcd","é",1],"maxLength":2}`, []string{`"a"`, `"é"`}, []string{`"abcd"`, `1`}},
+		{`{"enum":[1,5,10,"x",null,7.5],"type":["integer","null"],"minimum":2,"maximum":9}`, []string{`5`, `null`}, []string{`1`, `10`, `"x"`, `7.5`}},
+		{`{"const":"abc","pattern":"^a"}`, []string{`"abc"`}, []string{`"a"`}},
+		// \s and \S are ECMA-262's white space (RE2's \s is ASCII only).
+		{`{"type":"string","pattern":"^\\S+$"}`, []string{`"ab"`, `"é"`, `"\u0001"`}, []string{`""`, `"a b"`, "\"\u00a0\"", `"\u000b"`, "\"a\u3000\"", "\"\ufeff\"", "\"\u2028\""}},
+		{`{"type":"string","pattern":"^[^\\s\"]$"}`, []string{`"a"`, `"\u0001"`}, []string{`" "`, `"\""`, "\"\u00a0\"", `"\u000c"`, "\"\u205f\""}},
+		{`{"type":"string","pattern":"^\\s[\\sx]$"}`, []string{`" x"`, "\"\u00a0\u2000\"", `"\u000b\u0009"`, "\"\ufeff \""}, []string{`"xx"`, `" y"`, "\"\u200b \""}},
+		{`{"type":"string","pattern":"^[\\]\\s]\\\\s$"}`, []string{`"]\\s"`, `" \\s"`}, []string{`"]\\ "`, `"s\\s"`}},
+		// additionalProperties beside properties: the additional members
+		// follow the properties, their keys none of the properties' names.
+		{`{"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"null"}},"required":["a"],"additionalProperties":{"type":"boolean"}}`,
+			[]string{`{"a":1}`, `{"a":1,"ab":null}`, `{"a":1,"b":true}`, `{"a":1,"ab":null,"abc":false,"":true,"a b":true}`, `{"a":1,"é":true}`},
+			[]string{`{"a":1,"b":2}`, `{"a":1,"a":true}`, `{"a":1,"ab":true}`, `{"b":true,"a":1}`, `{"b":true}`, `{"a":1,"\u0061":true}`}},
+		{`{"type":"object","properties":{"":{"type":"integer"}},"additionalProperties":true}`,
+			[]string{`{}`, `{"":1}`, `{"x":[1,{}]}`, `{"":1,"y":"z"}`}, []string{`{"":"s"}`, `{"x":1,"":2}`}},
+		{`{"type":"object","required":["k"],"additionalProperties":{"type":"integer"}}`,
+			[]string{`{"k":1}`, `{"k":1,"j":2}`}, []string{`{}`, `{"k":"s"}`, `{"j":2}`, `{"k":1,"k":2}`}},
 	}
 	for _, c := range cases {
 		g := mustSchema(t, c.schema)
@@ -108,7 +128,11 @@ func TestSchemaRefusals(t *testing.T) {
 		`false`:                                                                                                             "false",
 		`{"type":"array","maxItems":100000}`:                                                                                "maxItems",
 		`{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}`:                                                           "no string",
-		`{"not":{}}`: "not",
+		`{"not":{}}`:                           "not",
+		`{"type":"string","pattern":"[\\Sa]"}`: `\S inside`,
+		`{"const":"abc","pattern":"^b"}`:       "no value",
+		`{"enum":["a"],"uniqueItems":true}`:    "uniqueItems",
+		`{"type":"string","pattern":"a\\b"}`:   `\b`,
 	} {
 		_, err := CompileJSONSchema([]byte(schema))
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrGrammar) {

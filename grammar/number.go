@@ -494,7 +494,7 @@ func (c *schemaCompiler) sameLen(a, z string) [][]sym {
 	return out
 }
 
-// format: the string bodies of date, time, date-time, uuid (as ajv-formats
+// format: the string bodies of date, time, date-time, uuid, ipv4 (as ajv-formats
 // checks them in full mode: real days of month, leap years).
 func (c *schemaCompiler) format(f string) []sym {
 	b := c.b
@@ -547,6 +547,13 @@ func (c *schemaCompiler) format(f string) []sym {
 	case "date-time":
 		return cat(one(date()), lit("T"), one(tm()))
 	}
+	if f == "ipv4" { // four of 0-255 without leading zeros, as ajv-formats' ipv4
+		octet := c.memo("octet", func() sym {
+			return b.alt("octet", d, cat(one(byteSym('1', '9')), d), cat(lit("1"), d, d),
+				cat(lit("2"), one(byteSym('0', '4')), d), cat(lit("25"), one(byteSym('0', '5'))))
+		})
+		return cat(one(octet), lit("."), one(octet), lit("."), one(octet), lit("."), one(octet))
+	}
 	hex := b.class([]cpRange{{'0', '9'}, {'a', 'f'}, {'A', 'F'}})
 	h := func(n int) []sym { return b.rep(one(hex), n, n) }
 	return cat(h(8), lit("-"), h(4), lit("-"), h(4), lit("-"), h(4), lit("-"), h(12))
@@ -559,8 +566,12 @@ func (c *schemaCompiler) pattern(p string) ([]sym, error) {
 	if len(p) > 4096 {
 		return nil, fmt.Errorf("over 4096 bytes")
 	}
-	if strings.Contains(p, `\S`) || strings.Contains(p, `\b`) || strings.Contains(p, `\B`) {
-		return nil, fmt.Errorf(`\S, \b and \B are not supported (their ECMA-262 and RE2 meanings differ)`)
+	if strings.Contains(p, `\b`) || strings.Contains(p, `\B`) {
+		return nil, fmt.Errorf(`\b and \B are not supported (their ECMA-262 and RE2 meanings differ)`)
+	}
+	p, err := ecmaSpaces(p)
+	if err != nil {
+		return nil, err
 	}
 	re, err := syntax.Parse(p, syntax.Perl)
 	if err != nil {
@@ -594,6 +605,57 @@ func (c *schemaCompiler) pattern(p string) ([]sym, error) {
 		return alts[0], nil
 	}
 	return one(c.b.alt("pattern", alts...)), nil
+}
+
+// ecmaSpace is ECMA-262's \s (WhiteSpace and LineTerminator: tab, LF, VT,
+// FF, CR, space, U+00A0, U+FEFF, the Zs separators, U+2028, U+2029), as
+// the inside of an RE2 class; RE2's \s is only [\t\n\f\r ].
+const ecmaSpace = `\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}`
+
+// ecmaSpaces rewrites \s and \S in an ECMA-262 pattern into RE2 classes of
+// ECMA-262's white space, so that RE2 reads them as JSON Schema means them.
+// \S inside a class (a complement within a union) is refused.
+func ecmaSpaces(p string) (string, error) {
+	var out strings.Builder
+	class := false // inside [...]
+	for i := 0; i < len(p); i++ {
+		ch := p[i]
+		switch {
+		case ch == '\\' && i+1 < len(p):
+			i++
+			switch e := p[i]; {
+			case e == 's' && class:
+				out.WriteString(ecmaSpace)
+			case e == 's':
+				out.WriteString("[" + ecmaSpace + "]")
+			case e == 'S' && class:
+				return "", fmt.Errorf(`\S inside a character class is not supported`)
+			case e == 'S':
+				out.WriteString("[^" + ecmaSpace + "]")
+			default:
+				out.WriteByte(ch)
+				out.WriteByte(e)
+			}
+			continue
+		case ch == '[' && !class:
+			class = true
+			out.WriteByte(ch)
+			// RE2 reads a ']' first in the class (after '^') as a literal.
+			if i+1 < len(p) && p[i+1] == '^' {
+				i++
+				out.WriteByte('^')
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				i++
+				out.WriteByte(']')
+			}
+			continue
+		case ch == ']' && class:
+			class = false
+		}
+		out.WriteByte(ch)
+	}
+	return out.String(), nil
 }
 
 // anchored is one alternative of a pattern: its body, anchored at the

@@ -34,7 +34,7 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 		if r.IntN(3) > 0 {
 			s[kws[0]] = lo
 		}
-		if r.IntN(3) > 0 && !(kws[1] == "exclusiveMaximum" && s[kws[0]] != nil && mustF(hi) <= mustF(lo)+1) {
+		if r.IntN(3) > 0 && !(kws[0]+kws[1] != "minimummaximum" && s[kws[0]] != nil && mustF(hi) <= mustF(lo)+1) { // an exclusive bound: keep an integer between
 			s[kws[1]] = hi
 		}
 		return s
@@ -65,13 +65,22 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 				s["maxLength"] = a + r.IntN(5)
 			}
 		case 1:
-			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`}[r.IntN(7)]
+			s["pattern"] = []string{`^[a-z]{2,4}-\d+$`, `^(ab|cd)*x?$`, `^\w+@\w+\.(com|org)$`, `é`, `^[^"\\]{0,3}"$`, `^.\n.$`, `^ab$|^c\d$|x$`,
+				`^\S{1,4}\s?\S*$`, `^[^\s"\\]{0,3}$`}[r.IntN(9)]
 		case 2:
-			s["format"] = []string{"date", "time", "date-time", "uuid"}[r.IntN(4)]
+			s["format"] = []string{"date", "time", "date-time", "uuid", "ipv4"}[r.IntN(5)]
 		}
 		return s
 	case 5:
-		return map[string]any{"enum": []any{"a", json.Number("1"), nil, "é\"", []any{true}}[:1+r.IntN(5)]}
+		s := map[string]any{"enum": []any{"a", json.Number("1"), nil, "é\"", []any{true}, json.Number("7"), "abc"}[:1+r.IntN(7)]}
+		switch r.IntN(4) { // other keywords beside: the values they allow
+		case 0:
+			s["maxLength"], s["type"] = 1, []any{"string", "null"}
+		case 1:
+			s["minimum"], s["type"] = 2, []any{"integer", "array", "null"}
+			s["enum"] = append(s["enum"].([]any), json.Number("3")) // one value of them at least
+		}
+		return s
 	case 6:
 		return map[string]any{"const": map[string]any{"k": []any{json.Number("2.5"), "v"}}}
 	case 7, 8:
@@ -88,8 +97,18 @@ func randSchema(r *rand.Rand, depth int, defs map[string]any) map[string]any {
 		if len(req) > 0 {
 			s["required"] = req
 		}
-		if r.IntN(2) == 0 {
+		switch r.IntN(4) {
+		case 0, 1:
 			s["additionalProperties"] = false
+		case 2: // beside the properties; maybe a required name of its own
+			if r.IntN(3) == 0 {
+				s["additionalProperties"] = true
+			} else {
+				s["additionalProperties"] = randSchema(r, depth+1, defs)
+			}
+			if r.IntN(3) == 0 {
+				s["required"] = append(req, "q")
+			}
 		}
 		if len(props) == 0 && r.IntN(2) == 0 {
 			s = map[string]any{"type": "object", "additionalProperties": randSchema(r, depth+1, defs)}
@@ -136,7 +155,7 @@ func testVocab(r *rand.Rand) (*Vocab, [][]byte, int) {
 	for b := range 256 {
 		toks = append(toks, []byte{byte(b)})
 	}
-	frags := []string{`{"`, `":`, `",`, `"}`, `}`, `]`, `[`, `, `, `": "`, "true", "null", "false", "p0", "p1", `p2":`, "-", "0", "12", "3.", ".5", "e+", "é", "😀", "\xf0\x9f", "\x98\x80", "ab", "cd", "com", "@", "\\n", `\"`, `\u00e9`, "2024-", "02-29", "T12:", "00:00Z", "a\n", "  ", "\n  "}
+	frags := []string{`{"`, `":`, `",`, `"}`, `}`, `]`, `[`, `, `, `": "`, "true", "null", "false", "p0", "p1", `p2":`, "-", "0", "12", "3.", ".5", "e+", "é", "😀", "\xf0\x9f", "\x98\x80", "ab", "cd", "com", "@", "\\n", `\"`, `\u00e9`, "2024-", "02-29", "T12:", "00:00Z", "a\n", "  ", "\n  ", "\u00a0", "\u3000", `\u000b`, `\u0009`}
 	for _, f := range frags {
 		toks = append(toks, []byte(f))
 	}

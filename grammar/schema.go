@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,7 +27,7 @@ var supported = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 }
 
-var formats = map[string]bool{"date": true, "time": true, "date-time": true, "uuid": true}
+var formats = map[string]bool{"date": true, "time": true, "date-time": true, "uuid": true, "ipv4": true}
 
 // SchemaError is a schema the compiler refuses: Path is a JSON pointer to
 // the schema, Keyword the keyword at fault.
@@ -535,8 +536,11 @@ func (c *schemaCompiler) anyOf(list *jv, path string, one_ bool) []sym {
 }
 
 func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string) []sym {
-	if k := others("enum", "const", "type"); k != "" {
-		return c.fail(path, k, "not supported next to enum or const")
+	var rest *Grammar // the schema's other keywords, when it has some
+	if others("enum", "const", "type") != "" {
+		if rest = c.restGrammar(s, path); rest == nil {
+			return nil
+		}
 	}
 	var vals []*jv
 	if e := s.get("enum"); e != nil {
@@ -573,12 +577,42 @@ func (c *schemaCompiler) enum(s *jv, path string, others func(...string) string)
 		if len(types) > 0 && !types[t] && !(t == "integer" && types["number"]) {
 			continue
 		}
+		if rest != nil && !rest.Matches(v.raw) {
+			continue
+		}
 		alts = append(alts, lit(string(v.raw)))
 	}
 	if len(alts) == 0 {
 		return c.fail(path, "enum", "no value matches the schema")
 	}
 	return one(c.b.alt("enum", alts...))
+}
+
+// restGrammar compiles s without enum and const (its $refs resolve in the
+// same root): a value of the enum is kept when this grammar matches its
+// text, which, the grammar being sound, makes it valid against the other
+// keywords. A keyword of them that is not supported is refused as anywhere.
+func (c *schemaCompiler) restGrammar(s *jv, path string) *Grammar {
+	r := &jv{kind: 'o'}
+	for i, k := range s.keys {
+		if k != "enum" && k != "const" {
+			r.keys, r.vals = append(r.keys, k), append(r.vals, s.vals[i])
+		}
+	}
+	sub := &schemaCompiler{b: newBuilder(), root: c.root, refs: map[string]int32{}, cache: map[string]sym{}, depth: c.depth}
+	top := sub.b.newRule("root")
+	body := sub.value(r, path)
+	if sub.err != nil {
+		c.err = sub.err
+		return nil
+	}
+	sub.b.setRule(top, body)
+	g, err := sub.b.build(top)
+	if err != nil {
+		c.fail(path, "enum", "%v", err)
+		return nil
+	}
+	return g
 }
 
 // allOf of object schemas, merged into one object.
@@ -723,7 +757,7 @@ func (c *schemaCompiler) str(s *jv, path string) []sym {
 	}
 	if fm != nil {
 		if fm.kind != 's' || !formats[fm.str] {
-			return c.fail(path, "format", "format %s not supported (date, time, date-time, uuid are)", fm.raw)
+			return c.fail(path, "format", "format %s not supported (date, time, date-time, uuid, ipv4 are)", fm.raw)
 		}
 		return c.quoted(c.format(fm.str))
 	}
@@ -781,17 +815,32 @@ func (c *schemaCompiler) object(s *jv, path string) []sym {
 			list = append(list, prop{k, props.vals[i], ptr(ptr(path, "properties"), k)})
 		}
 	}
+	var extra []sym // additional members: "," and one, repeated
 	if addlOpen {
-		if len(list) > 0 || len(req) > 0 {
-			return c.fail(path, "additionalProperties", "true or a schema is supported only without properties and required")
-		}
 		val := []sym{c.anyValue(1)}
 		if !(addl.kind == 'b' && addl.b) {
 			val = c.value(addl, ptr(path, "additionalProperties"))
 		}
-		member := cat(one(c.anyString()), []sym{ws}, lit(":"), one(ws), val, one(ws))
-		more := b.star(cat(lit(","), one(ws), member))
-		return one(b.alt("map", cat(lit("{"), one(ws), one(b.opt(cat(member, one(more)))), lit("}"))))
+		if len(list) == 0 && len(req) == 0 {
+			member := cat(one(c.anyString()), []sym{ws}, lit(":"), one(ws), val, one(ws))
+			more := b.star(cat(lit(","), one(ws), member))
+			return one(b.alt("map", cat(lit("{"), one(ws), one(b.opt(cat(member, one(more)))), lit("}"))))
+		}
+		for _, r := range reqOrder {
+			if !declared[r] { // a required name beside the properties: the additional schema's
+				declared[r] = true
+				list = append(list, prop{r, addl, ptr(path, "required")})
+			}
+		}
+		// Beside properties, the additional members come after them, with a
+		// key that is none of theirs: JSON.parse keeps a repeated key's last
+		// value, which the property's schema would not have checked.
+		names := make([]string, len(list))
+		for i, p := range list {
+			names[i] = p.name
+		}
+		member := cat(c.keyNotIn(names), []sym{ws}, lit(":"), one(ws), val, one(ws))
+		extra = cat(lit(","), one(ws), member)
 	}
 	for _, r := range reqOrder {
 		if !declared[r] {
@@ -814,7 +863,13 @@ func (c *schemaCompiler) object(s *jv, path string) []sym {
 	var rest func(i int, first bool) []sym
 	rest = func(i int, first bool) []sym {
 		if i == n {
-			return nil
+			if extra == nil {
+				return nil
+			}
+			if first { // the first member: no comma before it
+				return one(b.opt(cat(extra[1:], one(b.star(extra)))))
+			}
+			return one(b.star(extra))
 		}
 		k := [2]int{i, 0}
 		if first {
@@ -838,6 +893,64 @@ func (c *schemaCompiler) object(s *jv, path string) []sym {
 		return one(s)
 	}
 	return one(b.alt("object", cat(lit("{"), one(ws), rest(0, true), lit("}"))))
+}
+
+// keyNotIn returns a JSON string, quotes included, that spells none of
+// names: its characters are raw (no escapes), so the text is the key, and a
+// trie of the names steers away from each. A name with a character that
+// must be escaped can never be spelled so, and is left out.
+func (c *schemaCompiler) keyNotIn(names []string) []sym {
+	b := c.b
+	raw := []cpRange{{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}}
+	isRaw := func(r rune) bool { return r >= 0x20 && r != '"' && r != '\\' }
+	type node struct {
+		end  bool
+		kids map[rune]*node
+	}
+	root := &node{}
+names:
+	for _, name := range names {
+		for _, r := range name {
+			if !isRaw(r) {
+				continue names
+			}
+		}
+		x := root
+		for _, r := range name {
+			if x.kids == nil {
+				x.kids = map[rune]*node{}
+			}
+			if x.kids[r] == nil {
+				x.kids[r] = &node{}
+			}
+			x = x.kids[r]
+		}
+		x.end = true
+	}
+	anyRaw := b.star(one(b.class(raw)))
+	var walk func(x *node) sym
+	walk = func(x *node) sym {
+		var alts [][]sym
+		if !x.end {
+			alts = append(alts, nil) // the key ends here
+		}
+		kids := make([]rune, 0, len(x.kids))
+		taken := make([]cpRange, 0, len(x.kids))
+		for r := range x.kids {
+			kids = append(kids, r)
+			taken = append(taken, cpRange{r, r})
+		}
+		slices.Sort(kids)
+		// A character no name goes on with here, then any: raw ∖ taken.
+		if others := negate(normalize(append(negate(normalize(raw)), taken...))); len(others) > 0 {
+			alts = append(alts, cat(one(b.class(others)), one(anyRaw)))
+		}
+		for _, r := range kids {
+			alts = append(alts, cat(lit(string(r)), one(walk(x.kids[r]))))
+		}
+		return b.alt("key", alts...)
+	}
+	return c.quoted(one(walk(root)))
 }
 
 func (c *schemaCompiler) array(s *jv, path string) []sym {

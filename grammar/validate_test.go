@@ -141,6 +141,15 @@ func validFormat(f, s string) bool {
 		return err == nil && validTime(s[i+1:])
 	case "uuid":
 		return reUUID.MatchString(s)
+	case "ipv4":
+		parts := strings.Split(s, ".")
+		for _, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n > 255 || p != strconv.Itoa(n) {
+				return false
+			}
+		}
+		return len(parts) == 4
 	}
 	panic("format " + f)
 }

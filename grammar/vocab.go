@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -241,4 +242,34 @@ func markerText(t []byte) []byte {
 	out = append(out, markerByte)
 	out = append(out, t...)
 	return append(out, markerByte)
+}
+
+// MaskLogits sets to -Inf the logits of the tokens that mask (from
+// State.Mask over a vocabulary of n tokens) does not allow, and of every
+// token from n on. It goes a mask word (64 tokens) at a time: a word of
+// none allowed is a plain fill, one of all allowed is skipped.
+func MaskLogits(logits []float32, mask []uint64, n int) {
+	ninf := float32(math.Inf(-1))
+	for lo := 0; lo < len(logits); lo += 64 {
+		hi := min(lo+64, len(logits))
+		var m uint64
+		if w := lo >> 6; lo < n && w < len(mask) {
+			m = mask[w]
+			if k := n - lo; k < 64 {
+				m &= 1<<k - 1
+			}
+		}
+		switch {
+		case m == 0:
+			for i := lo; i < hi; i++ {
+				logits[i] = ninf
+			}
+		case m != ^uint64(0):
+			for i := lo; i < hi; i++ {
+				if m>>(i-lo)&1 == 0 {
+					logits[i] = ninf
+				}
+			}
+		}
+	}
 }

@@ -142,3 +142,22 @@ func TestByteLevelMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmergedTokens: the tokens that the merges do not build from their
+// bytes, those where ignore_merges decides, whatever the flags.
+func TestUnmergedTokens(t *testing.T) {
+	// 256 "ab", 257 "abc" (no rule makes it), 258 "é", 259 "ba", 260 "aba"
+	// (a rule a+ba, but a+b ranks first, and ab+a has no rule).
+	pieces := []string{"ab", "abc", "é", "ba", "aba"}
+	merges := [][2]string{{"a", "b"}, {"\xc3", "\xa9"}, {"b", "a"}, {"a", "ba"}}
+	for _, fl := range []uint32{0, FlagIgnoreMerges} {
+		tk := tinyByteLevel(t, fl, pieces, merges)
+		if got, want := tk.UnmergedTokens(), []int{257, 260}; !slices.Equal(got, want) {
+			t.Errorf("flags %d: got %v, want %v", fl, got, want)
+		}
+	}
+	sp := &Tokenizer{Kind: KindSentencePiece, BOS: -1, EOS: -1, Tokens: []Token{{Bytes: []byte("ab")}}}
+	if got := sp.UnmergedTokens(); got != nil {
+		t.Errorf("SentencePiece: got %v, want none", got)
+	}
+}

@@ -568,3 +568,29 @@ func (t *Tokenizer) Write(path string) error {
 	}
 	return nil
 }
+
+// UnmergedTokens returns the normal tokens of a byte-level tokenizer that
+// its merges, applied to the token's bytes alone, do not build into that one
+// token: the tokens on which ignore_merges (flag 2) decides a pre-token that
+// is exactly that token. Other kinds have none.
+func (t *Tokenizer) UnmergedTokens() []int {
+	if t.Kind != KindByteLevel {
+		return nil
+	}
+	t.prepare()
+	var out []int
+	var ids []int
+	for id, tok := range t.Tokens {
+		if tok.Attr != AttrNormal || len(tok.Bytes) < 2 {
+			continue
+		}
+		ids = ids[:0]
+		for _, b := range tok.Bytes {
+			ids = append(ids, t.byteID[b])
+		}
+		if m := t.merger.merge(ids); len(m) != 1 || m[0] != id {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -7,18 +7,20 @@
 # Needs ../shared (tokenizers), python3, and for the llama.cpp rows its
 # llama-server in $LLAMA (default ~/.cache/krafla/bench/llama/build/bin, as
 # ../shared/PERF.md builds it). Every figure is CPU time, not wall time, so a
-# loaded machine measures the same work: krafla run's from wait4's rusage,
-# llama-server's from /proc/PID/task/*/schedstat around each request. The
+# loaded machine measures the same work: krafla run -v's "cpu:" line (prefill
+# and generation, not loading: wait4's rusage of the whole process where it is
+# missing), llama-server's from /proc/PID/task/*/schedstat around each request. The
 # cost per token of the model with and without the grammar is (CPU of a run
 # of -n N − CPU of a run of -n 1) / (tokens − 1), so loading, the prompt and
 # the grammar's compilation cancel out; both engines use one thread.
 #
 # Models: random weights (krafla synth), real tokenizers: stories15m's shape
 # with llama2's 32k vocabulary (Q8_0: a cheap forward, so the grammar's share
-# shows), llama-3.2-1b's shape with llama3's 128k (Q4_0), and smollm2-135m's
-# shape (Q4_0, krafla bench only: no tokenizer of its 49k vocabulary here).
-# PARTS="mask bench krafla llama" and MODELS="s135 s15 l1b" pick what runs
-# (default: all).
+# shows), the same with gpt-oss's 201088 rows and o200k tokenizer (Q8_0),
+# llama-3.2-1b's shape with llama3's 128k (Q4_0), and smollm2-135m's shape
+# (Q4_0, krafla bench only: no tokenizer of its 49k vocabulary here).
+# PARTS="mask bench krafla llama" and MODELS="s135 s15 s201 l1b" pick what
+# runs (default: all).
 # The mask alone at 32k, 128k, 151k, 200k and 262k: go test ./grammar -bench
 # Generate (thread CPU time per token over random-weight generations).
 set -euo pipefail
@@ -31,21 +33,24 @@ N=${N:-64}      # tokens per measured run
 REPS=${REPS:-3} # runs of each kind (the median is reported)
 PARTS=${PARTS:-"mask bench krafla llama"} # what to measure
 mkdir -p "$W"
-[ -d "$SHARED/tokenizers/llama2" ] || { echo "bench-grammar: $SHARED/tokenizers not found (set KRAFLA_SHARED)" >&2; exit 1; }
+for d in tokenizers/llama2 tokenizers/llama3 tokenizers-next/gptoss; do
+	[ -d "$SHARED/$d" ] || { echo "bench-grammar: $SHARED/$d not found (set KRAFLA_SHARED)" >&2; exit 1; }
+done
 
 go build -o "$W/krafla" ./cmd/krafla
 K=$W/krafla
-model() { # name arch shape type tokenizer
+model() { # name arch shape type tokenizer (a folder of $SHARED, or "")
 	local m=$W/$1
 	[ -f "$m.gguf" ] && return
 	"$K" synth "$2" --shape "$3" -o "$m.hf" >/dev/null
-	[ -n "$5" ] && cp "$SHARED/tokenizers/$5/"tokenizer*.json "$m.hf/"
+	[ -n "$5" ] && cp "$SHARED/$5/"tokenizer*.json "$m.hf/"
 	"$K" convert "$m.hf" -o "$m.mlb" --type "$4" --f16-scales >/dev/null
 	rm -rf "$m.hf"
 	"$K" export "$m.mlb" -o "$m.gguf" >/dev/null
 }
-model s15 llama stories15m q8_0 llama2
-model l1b llama3 llama-3.2-1b q4_0 llama3
+model s15 llama stories15m q8_0 tokenizers/llama2
+model s201 llama stories15m-201k q8_0 tokenizers-next/gptoss
+model l1b llama3 llama-3.2-1b q4_0 tokenizers/llama3
 model s135 llama smollm2-135m q4_0 ""
 
 cat >"$W/schema.json" <<'EOF'
@@ -81,7 +86,8 @@ def krafla(model, n, grammar, seed):
         sys.exit(f"krafla run failed: {err[-500:]}")
     toks = [l for l in err.splitlines() if l.startswith("generation:")]
     k = int(toks[0].split()[1]) + 1 if toks else 1  # + the first token (sampled from the prompt)
-    return ru.ru_utime + ru.ru_stime, k
+    cpu = [l for l in err.splitlines() if l.startswith("cpu:")]  # prefill and generation alone: no loading
+    return (float(cpu[0].split()[1]) if cpu else ru.ru_utime + ru.ru_stime), k
 
 def tasks_cpu(pid):
     t = 0
@@ -118,8 +124,9 @@ def per_token(run):  # CPU per token beyond the first, median over REPS pairs
 
 rows = []
 nan = float("nan")
-for model, vocab in [("s135", "synthetic 49k (token time only)"), ("s15", "llama2 32k"), ("l1b", "llama3 128k")]:
-    if model not in os.environ.get("MODELS", "s135 s15 l1b").split():
+for model, vocab in [("s135", "synthetic 49k (token time only)"), ("s15", "llama2 32k"), ("s201", "gpt-oss 200k"),
+                     ("l1b", "llama3 128k")]:
+    if model not in os.environ.get("MODELS", "s135 s15 s201 l1b").split():
         continue
     row = [model, vocab, nan, nan, nan, nan]
     print("== %s" % model, file=sys.stderr)

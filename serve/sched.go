@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/krafla/krafla/grammar"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/mlt"
 )
@@ -291,12 +292,7 @@ func (s *scheduler) token(sl *slot, logits []float32) {
 		}
 		sl.gwork = append(sl.gwork[:0], x...)
 		x = sl.gwork
-		n := r.gvocab.Len()
-		for i := range x {
-			if i >= n || sl.gmask[i>>6]>>(i&63)&1 == 0 {
-				x[i] = float32(math.Inf(-1))
-			}
-		}
+		grammar.MaskLogits(x, sl.gmask, r.gvocab.Len())
 	}
 	id := sl.sampler.Sample(x)
 	if !sl.gen {

@@ -13,21 +13,23 @@ import (
 // re-reads the accumulated text and emits only growth; text that may still
 // become a marker (</think>, the tool-call trigger) is held back, and calls
 // are sent only once the answer ended and they parsed, so a call never
-// disappears.
+// disappears. What was sent is kept: the end of the answer only ever adds
+// to it (final).
 type structured struct {
 	format    string // tool-call format; "": none
 	thinkOpen bool   // the prompt opened <think>
 	parallel  bool
 	acc       strings.Builder
-	sentR     int // bytes of reasoning sent
-	sentC     int // bytes of content sent
+	sentR     string // reasoning sent
+	sentC     string // content sent
+	endC      int    // where in acc the content sent ends
 }
 
 // split returns the reasoning and content final so far (all of them when
 // done).
 func (st *structured) split(done bool) (reasoning, content string, thinking bool) {
 	text := st.acc.String()
-	t := strings.TrimLeft(text, " \n")
+	t := strings.TrimLeft(text, " \t\n")
 	open := st.thinkOpen
 	if !open {
 		if o := chat.ThinkOpener(t); o != "" {
@@ -86,51 +88,70 @@ func (st *structured) visible(content string) string {
 	}
 	trig := chat.ToolTrigger(st.format)
 	if trig == "" { // Llama 3 JSON: a call is the whole answer
-		t := strings.TrimLeft(content, " \n")
+		t := strings.TrimLeft(content, " \t\n")
 		if t == "" || t[0] == '{' || strings.HasPrefix(t, "<|python_tag|>") || strings.HasPrefix("<|python_tag|>", t) {
 			return ""
 		}
 		return content
 	}
 	if i := strings.Index(content, trig); i >= 0 {
-		return strings.TrimRight(content[:i], " \n")
+		return strings.TrimRight(content[:i], " \t\n")
 	}
-	return strings.TrimRight(holdBack(content, trig), " \n")
+	return strings.TrimRight(holdBack(content, trig), " \t\n")
 }
 
 // delta adds text and returns the reasoning and content that became final.
+// Both only grow: split's content is a suffix of the text and visible's a
+// prefix of that, so the content sent is the text's bytes up to endC.
 func (st *structured) delta(text string) (reasoning, content string) {
 	st.acc.WriteString(text)
 	r, c, thinking := st.split(false)
-	if len(r) > st.sentR {
-		reasoning, st.sentR = r[st.sentR:], len(r)
+	if len(r) > len(st.sentR) && strings.HasPrefix(r, st.sentR) {
+		reasoning, st.sentR = r[len(st.sentR):], r
 	}
 	if !thinking {
-		if v := st.visible(c); len(v) > st.sentC {
-			content, st.sentC = v[st.sentC:], len(v)
+		if v := st.visible(c); len(v) > len(st.sentC) && strings.HasPrefix(v, st.sentC) {
+			content, st.sentC = v[len(st.sentC):], v
+			st.endC = st.acc.Len() - len(c) + len(v)
 		}
 	}
 	return reasoning, content
 }
 
 // final parses the whole answer: the message parts, and for a stream what
-// is still unsent of the reasoning and content.
+// is still unsent of the reasoning and content. The message always starts
+// with what the stream sent: where the parse of the whole answer disagrees
+// with it (the stream read as content what the parse reads otherwise, e.g.
+// a tab before <think>), the sent text stands and the rest of the message
+// is the parse of the text not yet sent (its content, then its calls), so
+// nothing sent is contradicted and no call is made of text already shown.
 func (st *structured) final() (m chat.Parsed, restR, restC string) {
 	text := st.acc.String()
-	m, err := chat.ParseOutput(st.format, text, st.thinkOpen)
-	if err != nil { // a malformed call stays content
-		m, _ = chat.ParseOutput("", text, st.thinkOpen)
+	m = st.parse(text, st.thinkOpen)
+	okR, okC := strings.HasPrefix(m.Reasoning, st.sentR), strings.HasPrefix(m.Content, st.sentC)
+	if okR && okC {
+		return m, m.Reasoning[len(st.sentR):], m.Content[len(st.sentC):]
+	}
+	if st.sentC == "" { // only the reasoning disagrees: it stays as sent
+		m.Reasoning = st.sentR
+		return m, "", m.Content
+	}
+	tail := st.parse(text[st.endC:], false)
+	m = chat.Parsed{Reasoning: st.sentR + tail.Reasoning, Content: st.sentC + tail.Content, ToolCalls: tail.ToolCalls}
+	return m, tail.Reasoning, tail.Content
+}
+
+// parse splits text into the message parts; a malformed call stays
+// content.
+func (st *structured) parse(text string, thinkOpen bool) chat.Parsed {
+	m, err := chat.ParseOutput(st.format, text, thinkOpen)
+	if err != nil {
+		m, _ = chat.ParseOutput("", text, thinkOpen)
 	}
 	if !st.parallel && len(m.ToolCalls) > 1 {
 		m.ToolCalls = m.ToolCalls[:1]
 	}
-	if len(m.Reasoning) > st.sentR {
-		restR = m.Reasoning[st.sentR:]
-	}
-	if len(m.Content) > st.sentC && strings.HasPrefix(m.Content, m.Content[:st.sentC]) {
-		restC = m.Content[st.sentC:]
-	}
-	return m, restR, restC
+	return m
 }
 
 func callID() string {

@@ -32,6 +32,10 @@ func TestStructuredStream(t *testing.T) {
 			"", "Checking.", `[{"name":"f","arguments":"{}"}]`},
 		{genParams{think: true}, "[THINK]plan[/THINK]Done.", "plan", "Done.", `null`},
 		{genParams{toolFormat: "seed-xml", think: true}, "<seed:think>plan</seed:think>Done.", "plan", "Done.", `null`},
+		// The stream trims what package chat's parser trims (" \t\n").
+		{genParams{toolFormat: "hermes", think: true}, "\t<think>ab</think>Hello there <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+			"ab", "Hello there", `[{"name":"f","arguments":"{}"}]`},
+		{genParams{toolFormat: "llama3-json"}, "\t{\"name\": \"f\", \"parameters\": {\"a\": 1}}", "", "", `[{"name":"f","arguments":"{\"a\":1}"}]`},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {
@@ -120,5 +124,53 @@ func TestStructuredStream(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStructuredFinalKeepsSent: the end of a stream only adds to what was
+// sent. Where the parse of the whole answer disagrees with the content
+// sent, that content stands and the rest of the message (content, calls) is
+// the parse of the text not yet sent, so a call is never made of text the
+// stream already showed. (The stream's own reading agrees with the parse;
+// the disagreeing states are set by hand.)
+func TestStructuredFinalKeepsSent(t *testing.T) {
+	call := "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"
+	cases := []struct {
+		raw, sent string // the answer; the content the stream sent
+		endC      int    // where in raw the sent content ends
+		content   string // the message's content
+		restC     string
+		calls     int
+	}{
+		{"Hello there " + call, "Hello", 5, "Hello there", " there", 1},
+		{"Hello there " + call, "Hello there", 11, "Hello there", "", 1},
+		// "Hello there" sent as "Hi": it stands; the call, past it, is made.
+		{"Hello there " + call, "Hi", 11, "Hi", "", 1},
+		// "Hello" sent as "Hi": " there" and the call follow.
+		{"Hello there " + call, "Hi", 5, "Hi there", " there", 1},
+		// The call's text was sent as content: no call is made of it.
+		{"Hello " + call, "Hello <tool_call>{\"name\": \"f\"", 29, "Hello <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+			", \"arguments\": {}}</tool_call>", 0},
+		// A malformed call after a disagreeing content stays content.
+		{"Hello there <tool_call>{bad", "Hi", 5, "Hi there <tool_call>{bad", " there <tool_call>{bad", 0},
+	}
+	for i, c := range cases {
+		st := &structured{format: "hermes", parallel: true}
+		st.acc.WriteString(c.raw)
+		st.sentC, st.endC = c.sent, c.endC
+		m, restR, restC := st.final()
+		if m.Content != c.content || restC != c.restC || restR != "" || len(m.ToolCalls) != c.calls {
+			t.Errorf("case %d: content %q rest %q reasoning rest %q, %d calls; want %q %q \"\", %d", i, m.Content, restC, restR, len(m.ToolCalls), c.content, c.restC, c.calls)
+		}
+		if m.Content != st.sentC+restC {
+			t.Errorf("case %d: content %q is not the sent %q + the rest %q", i, m.Content, st.sentC, restC)
+		}
+	}
+	// Reasoning sent that the parse reads otherwise stays as sent.
+	st := &structured{format: "hermes", thinkOpen: true, parallel: true}
+	st.acc.WriteString("plan</think>Done.")
+	st.sentR = "plan B"
+	if m, restR, restC := st.final(); m.Reasoning != "plan B" || restR != "" || m.Content != "Done." || restC != "Done." {
+		t.Errorf("reasoning sent otherwise: got reasoning %q (rest %q), content %q (rest %q); want \"plan B\" \"\", \"Done.\" \"Done.\"", m.Reasoning, restR, m.Content, restC)
 	}
 }

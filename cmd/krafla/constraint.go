@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 
 	"github.com/krafla/krafla/grammar"
@@ -21,12 +20,7 @@ func (c *grammarConstraint) Restrict(logits []float32) error {
 	if err := c.st.Mask(c.v, c.mask); err != nil {
 		return err
 	}
-	n := c.v.Len()
-	for i := range logits {
-		if i >= n || c.mask[i>>6]>>(i&63)&1 == 0 {
-			logits[i] = float32(math.Inf(-1))
-		}
-	}
+	grammar.MaskLogits(logits, c.mask, c.v.Len())
 	return nil
 }
 

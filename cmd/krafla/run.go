@@ -300,10 +300,12 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		s.StartImatrix()
 	}
 	sd := tok.NewStreamDecoder()
+	cpu0 := processCPU()
 	res, err := infer.Generate(ctx, s, prompt, opt, func(id int) error {
 		_, err := io.WriteString(out, sd.Add(id))
 		return err
 	})
+	cpu := processCPU() - cpu0
 	if err != nil {
 		return err
 	}
@@ -329,6 +331,9 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 	fmt.Fprintf(errOut, "prefill: %s in %.3f s, %.1f tokens/s\n", plural(res.PromptTokens, "token"), res.PromptTime.Seconds(), float64(res.PromptTokens)/res.PromptTime.Seconds())
 	if res.GeneratedSteps > 0 {
 		fmt.Fprintf(errOut, "generation: %s in %.3f s, %.1f tokens/s\n", plural(res.GeneratedSteps, "token"), res.GenerateTime.Seconds(), float64(res.GeneratedSteps)/res.GenerateTime.Seconds())
+	}
+	if o.Verbose && cpu0 > 0 {
+		fmt.Fprintf(errOut, "cpu: %.3f s in prefill and generation (all threads)\n", cpu.Seconds())
 	}
 	switch res.Reason {
 	case infer.StopContext:

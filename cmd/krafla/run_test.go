@@ -71,6 +71,16 @@ func TestRunGenerates(t *testing.T) {
 			t.Errorf("stderr %q: want it to contain %q", errOut, want)
 		}
 	}
+	if strings.Contains(errOut, "cpu: ") {
+		t.Errorf("stderr %q: the cpu line is for -v only", errOut)
+	}
+	if _, errV, err := runCLI("run", model, "-p", "The lava", "-n", "12", "--threads", "1", "--seed", "7", "-v"); err != nil {
+		t.Fatal(err)
+	} else if i := strings.Index(errV, "\ncpu: "); i < 0 {
+		t.Errorf("-v stderr %q: want a cpu line", errV)
+	} else if f := strings.Fields(errV[i+1:]); len(f) < 2 || f[1] == "0.000" {
+		t.Errorf("-v cpu line %q: want the seconds of CPU, above 0", errV[i+1:])
+	}
 	out2, _, err := runCLI("run", model, "-p", "The lava", "-n", "12", "--threads", "3", "--seed", "7")
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ var Archs = []string{"llama", "llama3", "llama-linear", "llama-yarn", "mistral",
 // Shapes lists the sizes Write knows. "tiny" works with every architecture;
 // the others only with "llama" and "llama3", and give the real config of
 // that model (with random weights).
-var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b", "stories260k", "stories15m", "k256"}
+var Shapes = []string{"tiny", "smollm2-135m", "llama-3.2-1b", "stories260k", "stories15m", "stories15m-201k", "k256"}
 
 // Options choose the size, precision and layout of a checkpoint.
 type Options struct {
@@ -55,6 +55,10 @@ type Options struct {
 	Shards int    // >1: split into that many files plus model.safetensors.index.json
 
 	NoTokenizer bool // skip tokenizer.json and tokenizer_config.json
+	// Vocab, when > 0, replaces the shape's vocabulary size (the rows of the
+	// embedding and the output), e.g. to fit a real tokenizer copied in
+	// afterwards; at least TokenizerSize unless NoTokenizer.
+	Vocab int
 
 	// Embedding, when set ("last", "mean", "cls" or "max"), writes a head-less
 	// embedding checkpoint as sentence-transformers saves one: the
@@ -115,6 +119,8 @@ func shapeDims(shape string) (dims, error) {
 		return dims{dim: 256, layers: 2, heads: 4, kv: 2, headDim: 64, hidden: 512, vocab: 320, maxPos: 256}, nil
 	case "stories15m": // llama2.c's stories15M: 15M parameters, tens of MB, for tests that need a conversion to last a while
 		return dims{dim: 288, layers: 6, heads: 6, kv: 6, headDim: 48, hidden: 768, vocab: 32000, maxPos: 256}, nil
+	case "stories15m-201k": // stories15m with gpt-oss's 201088 embedding rows, for its o200k tokenizer (a cheap forward at a 200k vocabulary)
+		return dims{dim: 288, layers: 6, heads: 6, kv: 6, headDim: 48, hidden: 768, vocab: 201088, maxPos: 256}, nil
 	}
 	return dims{}, fmt.Errorf("hfgen: unknown shape %q (want one of %s)", shape, strings.Join(Shapes, ", "))
 }
@@ -130,6 +136,12 @@ func WriteContext(ctx context.Context, dir, arch string, opt Options) error {
 	d, err := shapeDims(opt.Shape)
 	if err != nil {
 		return err
+	}
+	if opt.Vocab > 0 {
+		if opt.Vocab < TokenizerSize && !opt.NoTokenizer {
+			return fmt.Errorf("hfgen: vocabulary %d is smaller than the tokenizer's %d tokens", opt.Vocab, TokenizerSize)
+		}
+		d.vocab = opt.Vocab
 	}
 	if opt.Shape != "" && opt.Shape != "tiny" && arch != "llama" && arch != "llama3" {
 		return fmt.Errorf("hfgen: shape %q is only available for llama and llama3, not %q", opt.Shape, arch)

@@ -167,3 +167,34 @@ func TestOptions(t *testing.T) {
 		t.Errorf("extra tensor: got %v, want an F16 tensor", tn)
 	}
 }
+
+// TestVocab: Options.Vocab sets the embedding and output rows and
+// vocab_size; below the tokenizer's size it is refused unless NoTokenizer.
+func TestVocab(t *testing.T) {
+	dir := t.TempDir()
+	if err := hfgen.Write(dir, "llama", hfgen.Options{Vocab: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := convert.OpenCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	for _, n := range []string{"model.embed_tokens.weight", "lm_head.weight"} {
+		if got := ck.Tensors[n].Shape; len(got) != 2 || got[0] != 1000 || got[1] != 64 {
+			t.Errorf("%s: got shape %v, want [1000 64]", n, got)
+		}
+	}
+	var cfg map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	json.Unmarshal(b, &cfg)
+	if cfg["vocab_size"] != 1000.0 {
+		t.Errorf("vocab_size: got %v, want 1000", cfg["vocab_size"])
+	}
+	if err := hfgen.Write(t.TempDir(), "llama", hfgen.Options{Vocab: hfgen.TokenizerSize - 1}); err == nil {
+		t.Errorf("vocabulary below the tokenizer: got nil error")
+	}
+	if err := hfgen.Write(t.TempDir(), "llama", hfgen.Options{Vocab: 100, NoTokenizer: true}); err != nil {
+		t.Errorf("vocabulary 100 without a tokenizer: %v", err)
+	}
+}
