@@ -186,3 +186,30 @@ func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
 		q4_1SumsGeneric(w, a, pt)
 	}
 }
+
+// dotsQ6KAVX512, dotsQ4KAVX512 and dotsIQ4XSAVX512 are DotsQ6_K, DotsQ4_K
+// and DotsIQ4_XS over nb ≥ 1 superblocks and n ≥ 1 activation rows, the
+// activation rows' a, da and bs at strides sa, sd and sb bytes (256·nb, 4·nb,
+// 32·nb). The IQ4_XS kernel uses bs as the sums of each 16 activations, which
+// QuantizeQ8_K writes (Σ (K+128)·a − 128·Σ a).
+//
+//go:noescape
+func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+
+// dotsSIMD runs the whole-product kernel of variant k for the rows of bb-byte
+// superblocks (210 Q6_K, 144 Q4_K, 136 IQ4_XS) and reports whether it had
+// one; lengths are checked (checkDots).
+func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n, nb int) bool {
+	if k != AVX512 || n == 0 || nb == 0 {
+		return false
+	}
+	var kern func(*float32, int, *byte, int, *int8, *float32, *int16, int, int, int, int)
+	switch bb {
+	case 210:
+		kern = dotsQ6KAVX512
+	default:
+		return false
+	}
+	kern(&out[0], ldo, &w[0], nb, &a[0], &da[0], &bs[0], n, nb*QK, 4*nb, 32*nb)
+	return true
+}

@@ -33,3 +33,8 @@ func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
 func q5_0SumsK(_ Kernel, w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
 func iq4nlSumsK(_ Kernel, w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
 func q4_1SumsK(_ Kernel, w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
+
+// dotsSIMD: no whole-product kernel here.
+func dotsSIMD(_ Kernel, _ int, _ []float32, _ int, _ []byte, _ []int8, _ []float32, _ []int16, _, _ int) bool {
+	return false
+}

@@ -1,0 +1,204 @@
+//go:build amd64 && gc && !purego
+
+#include "textflag.h"
+
+// The lane index tables and the IQ4 codebook of dot_ggml_avx512_amd64.s
+// (file-local there): dword indices {0×8, 1×8} (two scales for the halves of
+// 64 bytes of sub-blocks of 32) and {0×4, 1×4, 2×4, 3×4} (four sub-blocks of
+// 16); kvalues_iq4nl + 128.
+DATA dotsPairs<>+0(SB)/8, $0x0000000000000000
+DATA dotsPairs<>+8(SB)/8, $0x0000000000000000
+DATA dotsPairs<>+16(SB)/8, $0x0000000000000000
+DATA dotsPairs<>+24(SB)/8, $0x0000000000000000
+DATA dotsPairs<>+32(SB)/8, $0x0000000100000001
+DATA dotsPairs<>+40(SB)/8, $0x0000000100000001
+DATA dotsPairs<>+48(SB)/8, $0x0000000100000001
+DATA dotsPairs<>+56(SB)/8, $0x0000000100000001
+GLOBL dotsPairs<>(SB), RODATA|NOPTR, $64
+
+DATA dotsQuads<>+0(SB)/8, $0x0000000000000000
+DATA dotsQuads<>+8(SB)/8, $0x0000000000000000
+DATA dotsQuads<>+16(SB)/8, $0x0000000100000001
+DATA dotsQuads<>+24(SB)/8, $0x0000000100000001
+DATA dotsQuads<>+32(SB)/8, $0x0000000200000002
+DATA dotsQuads<>+40(SB)/8, $0x0000000200000002
+DATA dotsQuads<>+48(SB)/8, $0x0000000300000003
+DATA dotsQuads<>+56(SB)/8, $0x0000000300000003
+GLOBL dotsQuads<>(SB), RODATA|NOPTR, $64
+
+DATA dotsIQ4u<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA dotsIQ4u<>+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL dotsIQ4u<>(SB), RODATA|NOPTR, $16
+
+// The row-times-batch products (dots_ggml.go's Dots…), whole in assembly:
+//
+//	func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+//
+// and dotsQ4KAVX512, dotsIQ4XSAVX512 alike. Superblock b of the row is
+// unpacked once (quants into Z0–Z3 in element order, per-lane sub-block
+// scales into Z4–Z7, the bs weights into Y8), then multiplied with
+// superblock b of each activation row i < n (a at stride sa bytes, da at sd,
+// bs at sb), whose running sum out[i·ldo] this adds to: +0 before the first
+// superblock, so the float steps are the twin's, in the same order
+// (superblocks in increasing order for every i). The integer sums are exact
+// (VPDPBUSD: nibbles or 6-bit quants, unsigned, times activations; VPMULLD by
+// the scales; VPMADDWD of bs by the bs weights, exact in int32), then one
+// horizontal reduction. nb ≥ 1, n ≥ 1.
+
+// DOTS4 multiplies Z0–Z3 with the 256 activations at DI, by the per-lane
+// scales Z4–Z7, into Z10 (16 lanes; Z11–Z13 clobbered).
+#define DOTS4 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPDPBUSD (DI), Z0, Z10 \
+	VPDPBUSD 64(DI), Z1, Z11 \
+	VPDPBUSD 128(DI), Z2, Z12 \
+	VPDPBUSD 192(DI), Z3, Z13 \
+	VPMULLD Z4, Z10, Z10 \
+	VPMULLD Z5, Z11, Z11 \
+	VPMULLD Z6, Z12, Z12 \
+	VPMULLD Z7, Z13, Z13 \
+	VPADDD Z11, Z10, Z10 \
+	VPADDD Z13, Z12, Z12 \
+	VPADDD Z12, Z10, Z10
+
+// SUM1 adds the 8 int32 lanes of Y14 to Z10 and sums Z10's 16 lanes into
+// X10's low lane as a float32 (VCVTDQ2PS: float32(isum), rounded to nearest
+// as Go's conversion).
+#define SUM1 \
+	VPADDD Z14, Z10, Z10 \
+	VEXTRACTI64X4 $1, Z10, Y11 \
+	VPADDD Y11, Y10, Y10 \
+	VEXTRACTI128 $1, Y10, X11 \
+	VPADDD X11, X10, X10 \
+	VPSHUFD $0x4e, X10, X11 \
+	VPADDD X11, X10, X10 \
+	VPSHUFD $0xb1, X10, X11 \
+	VPADDD X11, X10, X10 \
+	VCVTDQ2PS X10, X10
+
+// ACCLOAD sets X13 to out[i·ldo] (AX), or +0 for the first superblock (R10
+// = nb).
+#define ACCLOAD(first) \
+	VXORPS X13, X13, X13 \
+	CMPQ R10, nb+24(FP) \
+	JEQ first \
+	VMOVSS (AX), X13 \
+first:
+
+// STEP1 is superStep: X13 = X13 + float32(float32(d·da)·X10), d in X9, da
+// at BX.
+#define STEP1 \
+	VMOVSS (BX), X11 \
+	VMULSS X9, X11, X11 \
+	VMULSS X11, X10, X10 \
+	VADDSS X10, X13, X13
+
+// DOTSPROLOG loads the arguments: R8 out, R9 ldo·4, SI w, R10 nb (counts
+// down), R11 a, R12 da, R13 bs (each at superblock b), R14 n.
+#define DOTSPROLOG \
+	MOVQ out+0(FP), R8 \
+	MOVQ ldo+8(FP), R9 \
+	SHLQ $2, R9 \
+	MOVQ w+16(FP), SI \
+	MOVQ nb+24(FP), R10 \
+	MOVQ a+32(FP), R11 \
+	MOVQ da+40(FP), R12 \
+	MOVQ bs+48(FP), R13 \
+	MOVQ n+56(FP), R14
+
+// DOTSINNER starts the loop over activation rows: DI, BX, DX at superblock b
+// of row 0, AX at out, CX = n.
+#define DOTSINNER \
+	MOVQ R11, DI \
+	MOVQ R12, BX \
+	MOVQ R13, DX \
+	MOVQ R8, AX \
+	MOVQ R14, CX
+
+// DOTSNEXT steps to the next activation row, and DOTSNEXTB to the next
+// superblock (bb bytes of w).
+#define DOTSNEXT(loop) \
+	ADDQ sa+64(FP), DI \
+	ADDQ sd+72(FP), BX \
+	ADDQ sb+80(FP), DX \
+	ADDQ R9, AX \
+	DECQ CX \
+	JNZ loop
+
+#define DOTSNEXTB(bb, loop) \
+	ADDQ $bb, SI \
+	ADDQ $256, R11 \
+	ADDQ $4, R12 \
+	ADDQ $32, R13 \
+	DECQ R10 \
+	JNZ loop
+
+// Q6_K (210-byte blocks: ql 128, qh 64, sc 16 int8, d f16): the quants as
+// q6kIsumAVX512 unpacks them; Y8 = −32·sc as int16, so VPMADDWD with bs
+// subtracts 32·Σ sc_s·bs_s.
+TEXT ·dotsQ6KAVX512(SB), NOSPLIT, $0-88
+	DOTSPROLOG
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	MOVL $4, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64 dotsQuads<>(SB), Z24
+	VPADDD Z29, Z24, Z25
+	VPADDD Z29, Z25, Z26
+	VPADDD Z29, Z26, Z27
+	VPXORD Z28, Z28, Z28
+
+q6dotsblock:
+	VMOVDQU64 (SI), Z16
+	VMOVDQU64 128(SI), Y17
+	VPSRLW $2, Y17, Y18
+	VINSERTI64X4 $1, Y18, Z17, Z17
+	VPANDD Z31, Z16, Z0
+	VPSLLW $4, Z17, Z18
+	VPANDD Z30, Z18, Z18
+	VPORD Z18, Z0, Z0
+	VPSRLW $4, Z16, Z1
+	VPANDD Z31, Z1, Z1
+	VPANDD Z30, Z17, Z18
+	VPORD Z18, Z1, Z1
+	VMOVDQU64 64(SI), Z16
+	VMOVDQU64 160(SI), Y17
+	VPSRLW $2, Y17, Y18
+	VINSERTI64X4 $1, Y18, Z17, Z17
+	VPANDD Z31, Z16, Z2
+	VPSLLW $4, Z17, Z18
+	VPANDD Z30, Z18, Z18
+	VPORD Z18, Z2, Z2
+	VPSRLW $4, Z16, Z3
+	VPANDD Z31, Z3, Z3
+	VPANDD Z30, Z17, Z18
+	VPORD Z18, Z3, Z3
+	VPMOVSXBD 192(SI), Z19
+	VPERMD Z19, Z24, Z4
+	VPERMD Z19, Z25, Z5
+	VPERMD Z19, Z26, Z6
+	VPERMD Z19, Z27, Z7
+	VPMOVSXBW 192(SI), Y8
+	VPSLLW $5, Y8, Y8
+	VPSUBW Y8, Y28, Y8
+	MOVWLZX 208(SI), AX
+	MOVQ AX, X9
+	VCVTPH2PS X9, X9
+	DOTSINNER
+
+q6dotsrow:
+	DOTS4
+	VPMADDWD (DX), Y8, Y14
+	SUM1
+	ACCLOAD(q6dotsfirst)
+	STEP1
+	VMOVSS X13, (AX)
+	DOTSNEXT(q6dotsrow)
+	DOTSNEXTB(210, q6dotsblock)
+	VZEROUPPER
+	RET
