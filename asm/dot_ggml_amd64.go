@@ -2,6 +2,8 @@
 
 package asm
 
+import "golang.org/x/sys/cpu"
+
 // The superblock and block sums of the ggml types, per variant: the
 // dispatched q4kIsum etc. use the active variant; the ...K forms take one,
 // so tests compare every variant the CPU has with the pure-Go twin. The
@@ -196,6 +198,17 @@ func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
 //go:noescape
 func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
 
+//go:noescape
+func dotsQ4KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+
+// dotsIQ4XSAVX512 needs BMI2 (PDEP) besides AVX-512: hasBMI2.
+//
+//go:noescape
+func dotsIQ4XSAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+
+// hasBMI2 reports BMI2 (PDEP), which every AVX-512 CPU has; checked anyway.
+var hasBMI2 = cpu.X86.HasBMI2
+
 // dotsSIMD runs the whole-product kernel of variant k for the rows of bb-byte
 // superblocks (210 Q6_K, 144 Q4_K, 136 IQ4_XS) and reports whether it had
 // one; lengths are checked (checkDots).
@@ -207,6 +220,13 @@ func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da [
 	switch bb {
 	case 210:
 		kern = dotsQ6KAVX512
+	case 144:
+		kern = dotsQ4KAVX512
+	case 136:
+		if !hasBMI2 {
+			return false
+		}
+		kern = dotsIQ4XSAVX512
 	default:
 		return false
 	}

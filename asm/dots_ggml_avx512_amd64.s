@@ -202,3 +202,187 @@ q6dotsrow:
 	DOTSNEXTB(210, q6dotsblock)
 	VZEROUPPER
 	RET
+
+// Q4_K (144-byte blocks: d, dmin f16, 12 scale bytes, qs 128): quants
+// vector k holds the low (sub-block 2k) then high (2k+1) nibbles of
+// qs[32k …]; the 6-bit scales and mins are unpacked with ggml's 32-bit
+// masks (sc 0–3 = u0 & 0x3f…, sc 4–7 = u2 & 0x0f… | (u0>>6 & 3…)<<4, m 0–3 =
+// u1 & 0x3f…, m 4–7 = u2>>4 & 0x0f… | (u1>>6 & 3…)<<4, u_j the j-th 32 bits
+// of the scale bytes: get_scale_min_k4 for all eight at once). Y8 holds each
+// m_s twice (words 2s, 2s+1), so VPMADDWD with bs gives msum's lanes; one
+// reduction (VPHADDD) gives isum in lane 0 and msum in lane 1.
+TEXT ·dotsQ4KAVX512(SB), NOSPLIT, $0-88
+	DOTSPROLOG
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $2, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64 dotsPairs<>(SB), Z24
+	VPADDD Z29, Z24, Z25
+	VPADDD Z29, Z25, Z26
+	VPADDD Z29, Z26, Z27
+
+q4dotsblock:
+	VMOVDQU64 16(SI), Y16
+	VPSRLW $4, Y16, Y17
+	VINSERTI64X4 $1, Y17, Z16, Z0
+	VPANDD Z31, Z0, Z0
+	VMOVDQU64 48(SI), Y16
+	VPSRLW $4, Y16, Y17
+	VINSERTI64X4 $1, Y17, Z16, Z1
+	VPANDD Z31, Z1, Z1
+	VMOVDQU64 80(SI), Y16
+	VPSRLW $4, Y16, Y17
+	VINSERTI64X4 $1, Y17, Z16, Z2
+	VPANDD Z31, Z2, Z2
+	VMOVDQU64 112(SI), Y16
+	VPSRLW $4, Y16, Y17
+	VINSERTI64X4 $1, Y17, Z16, Z3
+	VPANDD Z31, Z3, Z3
+	MOVL 4(SI), AX // u0
+	MOVL 8(SI), BX // u1
+	MOVL 12(SI), CX // u2
+	MOVL CX, DX
+	SHRL $4, DX
+	ANDL $0x0f0f0f0f, DX
+	MOVL BX, DI
+	SHRL $6, DI
+	ANDL $0x03030303, DI
+	SHLL $4, DI
+	ORL DI, DX // m 4–7
+	ANDL $0x3f3f3f3f, BX // m 0–3
+	ANDL $0x0f0f0f0f, CX
+	MOVL AX, DI
+	SHRL $6, DI
+	ANDL $0x03030303, DI
+	SHLL $4, DI
+	ORL DI, CX // sc 4–7
+	ANDL $0x3f3f3f3f, AX // sc 0–3
+	SHLQ $32, CX
+	ORQ CX, AX
+	SHLQ $32, DX
+	ORQ DX, BX
+	MOVQ AX, X10
+	VPMOVZXBD X10, Y10
+	VPERMD Z10, Z24, Z4
+	VPERMD Z10, Z25, Z5
+	VPERMD Z10, Z26, Z6
+	VPERMD Z10, Z27, Z7
+	MOVQ BX, X11
+	VPMOVZXBW X11, X11
+	VPUNPCKHWD X11, X11, X12
+	VPUNPCKLWD X11, X11, X11
+	VINSERTI128 $1, X12, Y11, Y8
+	MOVWLZX (SI), AX
+	MOVQ AX, X9
+	VCVTPH2PS X9, X9 // d
+	MOVWLZX 2(SI), AX
+	MOVQ AX, X15
+	VCVTPH2PS X15, X15 // dmin
+	DOTSINNER
+
+q4dotsrow:
+	DOTS4
+	VPMADDWD (DX), Y8, Y14
+	VEXTRACTI64X4 $1, Z10, Y11
+	VPADDD Y11, Y10, Y10
+	VPHADDD Y14, Y10, Y10
+	VPHADDD Y10, Y10, Y10
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10 // isum, msum
+	VCVTDQ2PS X10, X10
+	VMOVSHDUP X10, X12
+	ACCLOAD(q4dotsfirst)
+	VMOVSS (BX), X11
+	VMULSS X11, X15, X14 // dmin·da
+	VMULSS X9, X11, X11 // d·da
+	VMULSS X11, X10, X10
+	VMULSS X14, X12, X12
+	VADDSS X10, X13, X13
+	VSUBSS X12, X13, X13
+	VMOVSS X13, (AX)
+	DOTSNEXT(q4dotsrow)
+	DOTSNEXTB(144, q4dotsblock)
+	VZEROUPPER
+	RET
+
+// IQ4_XS (136-byte blocks: d f16, scales_h u16, scales_l 4 bytes, qs 128):
+// quants vector k is sub-blocks 2k, 2k+1 looked up in K+128 as
+// iq4xsIsumAVX512 does; ls_s = nibble s of scales_l | bits 2s, 2s+1 of
+// scales_h << 4 by two PDEPs (BMI2), sc = ls − 32. Y8 = −128·sc_s twice, so
+// VPMADDWD with bs subtracts 128·Σ a per sub-block: Σ (K+128)·a − 128·Σ a =
+// Σ K·a for any activations whose bs are their sums.
+TEXT ·dotsIQ4XSAVX512(SB), NOSPLIT, $0-88
+	DOTSPROLOG
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $2, AX
+	VPBROADCASTD AX, Z29
+	MOVL $32, AX
+	VPBROADCASTD AX, Z30
+	MOVL $0xff00ff00, AX
+	KMOVD AX, K1
+	VBROADCASTI32X4 dotsIQ4u<>(SB), Z23
+	VMOVDQU64 dotsPairs<>(SB), Z24
+	VPADDD Z29, Z24, Z25
+	VPADDD Z29, Z25, Z26
+	VPADDD Z29, Z26, Z27
+	VPXORD Z28, Z28, Z28
+
+iq4dotsblock:
+	VBROADCASTI64X4 8(SI), Z16
+	VSHUFI64X2 $0x50, Z16, Z16, Z16
+	VPSRLW $4, Z16, K1, Z16
+	VPANDD Z31, Z16, Z16
+	VPSHUFB Z16, Z23, Z0
+	VBROADCASTI64X4 40(SI), Z16
+	VSHUFI64X2 $0x50, Z16, Z16, Z16
+	VPSRLW $4, Z16, K1, Z16
+	VPANDD Z31, Z16, Z16
+	VPSHUFB Z16, Z23, Z1
+	VBROADCASTI64X4 72(SI), Z16
+	VSHUFI64X2 $0x50, Z16, Z16, Z16
+	VPSRLW $4, Z16, K1, Z16
+	VPANDD Z31, Z16, Z16
+	VPSHUFB Z16, Z23, Z2
+	VBROADCASTI64X4 104(SI), Z16
+	VSHUFI64X2 $0x50, Z16, Z16, Z16
+	VPSRLW $4, Z16, K1, Z16
+	VPANDD Z31, Z16, Z16
+	VPSHUFB Z16, Z23, Z3
+	MOVL 4(SI), AX
+	MOVQ $0x0f0f0f0f0f0f0f0f, CX
+	PDEPQ CX, AX, AX
+	MOVWLZX 2(SI), BX
+	MOVQ $0x3030303030303030, CX
+	PDEPQ CX, BX, BX
+	ORQ BX, AX // ls bytes
+	MOVQ AX, X10
+	VPMOVZXBD X10, Y10
+	VPSUBD Y30, Y10, Y10 // sc = ls − 32
+	VPERMD Z10, Z24, Z4
+	VPERMD Z10, Z25, Z5
+	VPERMD Z10, Z26, Z6
+	VPERMD Z10, Z27, Z7
+	VPMOVDW Y10, X11
+	VPSLLW $7, X11, X11
+	VPSUBW X11, X28, X11 // −128·sc
+	VPUNPCKHWD X11, X11, X12
+	VPUNPCKLWD X11, X11, X11
+	VINSERTI128 $1, X12, Y11, Y8
+	MOVWLZX (SI), AX
+	MOVQ AX, X9
+	VCVTPH2PS X9, X9
+	DOTSINNER
+
+iq4dotsrow:
+	DOTS4
+	VPMADDWD (DX), Y8, Y14
+	SUM1
+	ACCLOAD(iq4dotsfirst)
+	STEP1
+	VMOVSS X13, (AX)
+	DOTSNEXT(iq4dotsrow)
+	DOTSNEXTB(136, iq4dotsblock)
+	VZEROUPPER
+	RET
