@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
@@ -76,5 +77,37 @@ func TestMixedBatchingAndThreads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMixedKernelVariants: for mixed files, every kernel variant this CPU
+// runs (the AVX-512 whole-row K-quant products among them) gives the pure-Go
+// kernels' logits bit for bit, batched with two threads and token by token.
+func TestMixedKernelVariants(t *testing.T) {
+	orig := asm.Variant()
+	defer asm.Use(orig)
+	for _, c := range mixedCases {
+		h := mlbtest.Mixed(c.types...)
+		m, _ := openModel(t, h, 5)
+		tokens := randTokens(rand.New(rand.NewSource(6)), 19, int(h.Vocab))
+		if err := asm.Use(asm.Generic); err != nil {
+			t.Fatal(err)
+		}
+		want := allLogits(t, m, SessionOptions{Batch: 16}, tokens, 0)
+		for _, k := range asm.AvailableKernels() {
+			if err := asm.Use(k); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range []SessionOptions{{Batch: 16, Threads: 2}, {Batch: 1}} {
+				got := allLogits(t, m, o, tokens, 0)
+				for i := range want {
+					for j := range want[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+							t.Fatalf("%s, %s %+v: position %d logit %d: got %v, want %v (pure Go)", c.name, k, o, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		}
 	}
 }
