@@ -233,3 +233,18 @@ func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da [
 	kern(&out[0], ldo, &w[0], nb, &a[0], &da[0], &bs[0], n, nb*QK, 4*nb, 32*nb)
 	return true
 }
+
+// quantizeQ8KAVX512 is quantizeQ8KGeneric over nb ≥ 1 superblocks.
+//
+//go:noescape
+func quantizeQ8KAVX512(x *float32, q *int8, d *float32, bs *int16, nb int)
+
+func quantizeQ8K(x []float32, q []int8, d []float32, bs []int16) { quantizeQ8KK(active, x, q, d, bs) }
+
+func quantizeQ8KK(k Kernel, x []float32, q []int8, d []float32, bs []int16) {
+	if k == AVX512 && len(d) > 0 {
+		quantizeQ8KAVX512(&x[0], &q[0], &d[0], &bs[0], len(d))
+		return
+	}
+	quantizeQ8KGeneric(x, q, d, bs)
+}
