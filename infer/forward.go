@@ -48,8 +48,11 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 	}
 	if dots != nil {
 		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
+		// gRow's size, once: the type's block sizes are map lookups, which
+		// took a tenth of a generated token when made per row.
+		rb := cols / w.gt.BlockElems() * w.gt.BlockBytes()
 		for r := r0; r < r1; r++ {
-			dots(out[r:], w.rows, w.gRow(r), ak, dk, bk, n)
+			dots(out[r:], w.rows, w.gb[r*rb:(r+1)*rb:(r+1)*rb], ak, dk, bk, n)
 		}
 		return
 	}
