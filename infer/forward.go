@@ -27,6 +27,10 @@ func (s *Session) quant(x []float32, n, cols int) {
 	}
 }
 
+// dotsChunkBytes is the activation bytes mulBlocked multiplies with each
+// K-quant weight row at a time (a variable for the tests).
+var dotsChunkBytes = 128 << 10
+
 // mulBlocked computes rows r0..r1 of a blocked matrix's products with the n
 // activation rows quantized last, out[i·w.rows + r] as MatMul lays them out:
 // each output the pure-Go definition (asm/dot_ggml.go) of its row and
@@ -51,8 +55,18 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		// gRow's size, once: the type's block sizes are map lookups, which
 		// took a tenth of a generated token when made per row.
 		rb := cols / w.gt.BlockElems() * w.gt.BlockBytes()
-		for r := r0; r < r1; r++ {
-			dots(out[r:], w.rows, w.gb[r*rb:(r+1)*rb:(r+1)*rb], ak, dk, bk, n)
+		// Activation rows in chunks of about 128 KiB, which stay in the
+		// cache while the weight rows go by (a prompt's 512 rows of a wide
+		// matrix would not); each output is still one Dots call's.
+		step := max(1, dotsChunkBytes/cols)
+		nb := cols / asm.QK
+		for i0 := 0; i0 < n; i0 += step {
+			m := min(step, n-i0)
+			a, da, bs := ak[i0*cols:(i0+m)*cols], dk[i0*nb:(i0+m)*nb], bk[i0*nb*16:(i0+m)*nb*16]
+			o := out[i0*w.rows:]
+			for r := r0; r < r1; r++ {
+				dots(o[r:], w.rows, w.gb[r*rb:(r+1)*rb:(r+1)*rb], a, da, bs, m)
+			}
 		}
 		return
 	}

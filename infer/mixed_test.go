@@ -82,9 +82,10 @@ func TestMixedBatchingAndThreads(t *testing.T) {
 
 // TestMixedKernelVariants: for mixed files, every kernel variant this CPU
 // runs (the AVX-512 whole-row K-quant products among them) gives the pure-Go
-// kernels' logits bit for bit, batched with two threads and token by token.
+// kernels' logits bit for bit, batched with two threads, token by token, and
+// batched with the activation rows chunked one by one (dotsChunkBytes).
 func TestMixedKernelVariants(t *testing.T) {
-	orig := asm.Variant()
+	orig, chunk := asm.Variant(), dotsChunkBytes
 	defer asm.Use(orig)
 	for _, c := range mixedCases {
 		h := mlbtest.Mixed(c.types...)
@@ -98,8 +99,12 @@ func TestMixedKernelVariants(t *testing.T) {
 			if err := asm.Use(k); err != nil {
 				t.Fatal(err)
 			}
-			for _, o := range []SessionOptions{{Batch: 16, Threads: 2}, {Batch: 1}} {
+			for j, o := range []SessionOptions{{Batch: 16, Threads: 2}, {Batch: 1}, {Batch: 16}} {
+				if j == 2 { // activation rows one at a time through each weight row
+					dotsChunkBytes = 1
+				}
 				got := allLogits(t, m, o, tokens, 0)
+				dotsChunkBytes = chunk
 				for i := range want {
 					for j := range want[i] {
 						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
