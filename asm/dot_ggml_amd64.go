@@ -189,14 +189,17 @@ func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
 	}
 }
 
-// dotsQ6KAVX512, dotsQ4KAVX512 and dotsIQ4XSAVX512 are DotsQ6_K, DotsQ4_K
-// and DotsIQ4_XS over nb ≥ 1 superblocks and n ≥ 1 activation rows, the
+// dotsQ6KAVX512, dotsQ4KAVX512, dotsQ5KAVX512 and dotsIQ4XSAVX512 are
+// DotsQ6_K, DotsQ4_K, DotsQ5_K and DotsIQ4_XS over nb ≥ 1 superblocks and n ≥ 1 activation rows, the
 // activation rows' a, da and bs at strides sa, sd and sb bytes (256·nb, 4·nb,
 // 32·nb). The IQ4_XS kernel uses bs as the sums of each 16 activations, which
 // QuantizeQ8_K writes (Σ (K+128)·a − 128·Σ a).
 //
 //go:noescape
 func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+
+//go:noescape
+func dotsQ5KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
 
 //go:noescape
 func dotsQ4KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
@@ -210,7 +213,7 @@ func dotsIQ4XSAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float3
 var hasBMI2 = cpu.X86.HasBMI2
 
 // dotsSIMD runs the whole-product kernel of variant k for the rows of bb-byte
-// superblocks (210 Q6_K, 144 Q4_K, 136 IQ4_XS) and reports whether it had
+// superblocks (210 Q6_K, 144 Q4_K, 176 Q5_K, 136 IQ4_XS) and reports whether it had
 // one; lengths are checked (checkDots).
 func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n, nb int) bool {
 	if k != AVX512 || n == 0 || nb == 0 {
@@ -222,6 +225,8 @@ func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da [
 		kern = dotsQ6KAVX512
 	case 144:
 		kern = dotsQ4KAVX512
+	case 176:
+		kern = dotsQ5KAVX512
 	case 136:
 		if !hasBMI2 {
 			return false
