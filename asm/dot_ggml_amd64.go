@@ -196,18 +196,18 @@ func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
 // QuantizeQ8_K writes (Σ (K+128)·a − 128·Σ a).
 //
 //go:noescape
-func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
 
 //go:noescape
-func dotsQ5KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+func dotsQ5KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
 
 //go:noescape
-func dotsQ4KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+func dotsQ4KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
 
 // dotsIQ4XSAVX512 needs BMI2 (PDEP) besides AVX-512: hasBMI2.
 //
 //go:noescape
-func dotsIQ4XSAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+func dotsIQ4XSAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
 
 // hasBMI2 reports BMI2 (PDEP), which every AVX-512 CPU has; checked anyway.
 var hasBMI2 = cpu.X86.HasBMI2
@@ -216,10 +216,16 @@ var hasBMI2 = cpu.X86.HasBMI2
 // superblocks (210 Q6_K, 144 Q4_K, 176 Q5_K, 136 IQ4_XS) and reports whether it had
 // one; lengths are checked (checkDots).
 func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n, nb int) bool {
-	if k != AVX512 || n == 0 || nb == 0 {
+	return dotsRowsSIMD(k, bb, out, ldo, w, 1, a, da, bs, n, nb)
+}
+
+// dotsRowsSIMD is dotsSIMD for rows ≥ 1 weight rows one after the other in
+// w, row r's outputs out[i·ldo + r] (lengths checked by the caller).
+func dotsRowsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) bool {
+	if k != AVX512 || n == 0 || nb == 0 || rows == 0 {
 		return false
 	}
-	var kern func(*float32, int, *byte, int, *int8, *float32, *int16, int, int, int, int)
+	var kern func(*float32, int, *byte, int, *int8, *float32, *int16, int, int, int, int, int)
 	switch bb {
 	case 210:
 		kern = dotsQ6KAVX512
@@ -235,7 +241,7 @@ func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da [
 	default:
 		return false
 	}
-	kern(&out[0], ldo, &w[0], nb, &a[0], &da[0], &bs[0], n, nb*QK, 4*nb, 32*nb)
+	kern(&out[0], ldo, &w[0], nb, &a[0], &da[0], &bs[0], n, nb*QK, 4*nb, 32*nb, rows)
 	return true
 }
 

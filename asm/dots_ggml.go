@@ -172,3 +172,54 @@ func dotsIQ4XS(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float
 		}
 	}
 }
+
+// DotsRowsQ4_K sets out[i·ldo + r] = DotsQ4_K's product of weight row r and
+// activation row i for r < rows and i < n, w holding the rows one after the
+// other (len(w)/rows bytes each): one call for a matrix's rows, which the
+// AVX-512 kernel multiplies without returning between them.
+func DotsRowsQ4_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 144, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsQ5_K is DotsRowsQ4_K for Q5_K rows.
+func DotsRowsQ5_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 176, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsQ6_K is DotsRowsQ4_K for Q6_K rows.
+func DotsRowsQ6_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 210, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsIQ4_XS is DotsRowsQ4_K for IQ4_XS rows (bs as DotsIQ4_XS needs).
+func DotsRowsIQ4_XS(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 136, out, ldo, w, rows, a, da, bs, n)
+}
+
+// dotsRows is the DotsRows… of the type of bb-byte superblocks with kernel
+// variant kv: the whole-matrix kernel where there is one, else the row's
+// Dots… row by row.
+func dotsRows(kv Kernel, bb int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	if rows <= 0 || len(w)%rows != 0 || len(w)/rows%bb != 0 || n > 1 && ldo < rows || n > 0 && len(out) < (n-1)*ldo+rows {
+		panic("asm: ggml rows products: lengths")
+	}
+	rb := len(w) / rows
+	nb := rb / bb
+	checkDots(out, ldo, w[:rb], a, da, bs, n, bb)
+	if dotsRowsSIMD(kv, bb, out, ldo, w, rows, a, da, bs, n, nb) {
+		return
+	}
+	for r := range rows {
+		o, wr := out[r:], w[r*rb:(r+1)*rb:(r+1)*rb]
+		switch bb {
+		case 144:
+			dotsQK(kv, o, ldo, wr, a, da, bs, n, false)
+		case 176:
+			dotsQK(kv, o, ldo, wr, a, da, bs, n, true)
+		case 210:
+			dotsQ6K(kv, o, ldo, wr, a, da, bs, n)
+		case 136:
+			dotsIQ4XS(kv, o, ldo, wr, a, da, bs, n)
+		}
+	}
+}

@@ -32,9 +32,11 @@ GLOBL dotsIQ4u<>(SB), RODATA|NOPTR, $16
 
 // The row-times-batch products (dots_ggml.go's Dots…), whole in assembly:
 //
-//	func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb int)
+//	func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
 //
-// and dotsQ4KAVX512, dotsIQ4XSAVX512 alike. Superblock b of the row is
+// and dotsQ4KAVX512, dotsQ5KAVX512, dotsIQ4XSAVX512 alike: rows ≥ 1 weight
+// rows of nb superblocks one after the other in w, row r's outputs at
+// out + r (out[i·ldo + r] for activation row i). Superblock b of the row is
 // unpacked once (quants into Z0–Z3 in element order, per-lane sub-block
 // scales into Z4–Z7, the bs weights into Y8), then multiplied with
 // superblock b of each activation row i < n (a at stride sa bytes, da at sd,
@@ -96,18 +98,29 @@ first:
 	VMULSS X11, X10, X10 \
 	VADDSS X10, X13, X13
 
-// DOTSPROLOG loads the arguments: R8 out, R9 ldo·4, SI w, R10 nb (counts
-// down), R11 a, R12 da, R13 bs (each at superblock b), R14 n.
+// DOTSPROLOG loads the arguments: R8 out (row r's), R9 ldo·4, SI w (rows
+// one after the other, so SI walks them all).
 #define DOTSPROLOG \
 	MOVQ out+0(FP), R8 \
 	MOVQ ldo+8(FP), R9 \
 	SHLQ $2, R9 \
-	MOVQ w+16(FP), SI \
+	MOVQ w+16(FP), SI
+
+// DOTSROW starts a weight row: R10 nb (counts down), R11 a, R12 da, R13 bs
+// (each at superblock b), R14 n.
+#define DOTSROW \
 	MOVQ nb+24(FP), R10 \
 	MOVQ a+32(FP), R11 \
 	MOVQ da+40(FP), R12 \
 	MOVQ bs+48(FP), R13 \
 	MOVQ n+56(FP), R14
+
+// DOTSNEXTROW steps to the next weight row's outputs (out + 4), the rows
+// argument counting down.
+#define DOTSNEXTROW(loop) \
+	ADDQ $4, R8 \
+	DECQ rows+88(FP) \
+	JNZ loop
 
 // DOTSINNER starts the loop over activation rows: DI, BX, DX at superblock b
 // of row 0, AX at out, CX = n.
@@ -139,7 +152,7 @@ first:
 // Q6_K (210-byte blocks: ql 128, qh 64, sc 16 int8, d f16): the quants as
 // q6kIsumAVX512 unpacks them; Y8 = −32·sc as int16, so VPMADDWD with bs
 // subtracts 32·Σ sc_s·bs_s.
-TEXT ·dotsQ6KAVX512(SB), NOSPLIT, $0-88
+TEXT ·dotsQ6KAVX512(SB), NOSPLIT, $0-96
 	DOTSPROLOG
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -152,6 +165,9 @@ TEXT ·dotsQ6KAVX512(SB), NOSPLIT, $0-88
 	VPADDD Z29, Z25, Z26
 	VPADDD Z29, Z26, Z27
 	VPXORD Z28, Z28, Z28
+
+q6dotsrowstart:
+	DOTSROW
 
 q6dotsblock:
 	VMOVDQU64 (SI), Z16
@@ -200,6 +216,7 @@ q6dotsrow:
 	VMOVSS X13, (AX)
 	DOTSNEXT(q6dotsrow)
 	DOTSNEXTB(210, q6dotsblock)
+	DOTSNEXTROW(q6dotsrowstart)
 	VZEROUPPER
 	RET
 
@@ -211,7 +228,7 @@ q6dotsrow:
 // of the scale bytes: get_scale_min_k4 for all eight at once). Y8 holds each
 // m_s twice (words 2s, 2s+1), so VPMADDWD with bs gives msum's lanes; one
 // reduction (VPHADDD) gives isum in lane 0 and msum in lane 1.
-TEXT ·dotsQ4KAVX512(SB), NOSPLIT, $0-88
+TEXT ·dotsQ4KAVX512(SB), NOSPLIT, $0-96
 	DOTSPROLOG
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -221,6 +238,9 @@ TEXT ·dotsQ4KAVX512(SB), NOSPLIT, $0-88
 	VPADDD Z29, Z24, Z25
 	VPADDD Z29, Z25, Z26
 	VPADDD Z29, Z26, Z27
+
+q4dotsrowstart:
+	DOTSROW
 
 q4dotsblock:
 	VMOVDQU64 16(SI), Y16
@@ -303,6 +323,7 @@ q4dotsrow:
 	VMOVSS X13, (AX)
 	DOTSNEXT(q4dotsrow)
 	DOTSNEXTB(144, q4dotsblock)
+	DOTSNEXTROW(q4dotsrowstart)
 	VZEROUPPER
 	RET
 
@@ -311,7 +332,7 @@ q4dotsrow:
 // k ORs in (qh >> 2k | qh >> (2k+1) in the high half) & 1, shifted to bit 4
 // (word shifts by at most 7 bring a neighbour's bits only into bits the
 // mask drops).
-TEXT ·dotsQ5KAVX512(SB), NOSPLIT, $0-88
+TEXT ·dotsQ5KAVX512(SB), NOSPLIT, $0-96
 	DOTSPROLOG
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -323,6 +344,9 @@ TEXT ·dotsQ5KAVX512(SB), NOSPLIT, $0-88
 	VPADDD Z29, Z26, Z27
 	MOVL $0x10101010, AX
 	VPBROADCASTD AX, Z21
+
+q5dotsrowstart:
+	DOTSROW
 
 q5dotsblock:
 	VMOVDQU64 16(SI), Y22 // qh
@@ -430,6 +454,7 @@ q5dotsrow:
 	VMOVSS X13, (AX)
 	DOTSNEXT(q5dotsrow)
 	DOTSNEXTB(176, q5dotsblock)
+	DOTSNEXTROW(q5dotsrowstart)
 	VZEROUPPER
 	RET
 
@@ -440,7 +465,7 @@ q5dotsrow:
 // scales_h << 4 by two PDEPs (BMI2), sc = ls − 32. Y8 = −128·sc_s twice, so
 // VPMADDWD with bs subtracts 128·Σ a per sub-block: Σ (K+128)·a − 128·Σ a =
 // Σ K·a for any activations whose bs are their sums.
-TEXT ·dotsIQ4XSAVX512(SB), NOSPLIT, $0-88
+TEXT ·dotsIQ4XSAVX512(SB), NOSPLIT, $0-96
 	DOTSPROLOG
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
@@ -456,6 +481,9 @@ TEXT ·dotsIQ4XSAVX512(SB), NOSPLIT, $0-88
 	VPADDD Z29, Z25, Z26
 	VPADDD Z29, Z26, Z27
 	VPXORD Z28, Z28, Z28
+
+iq4dotsrowstart:
+	DOTSROW
 
 iq4dotsblock:
 	VBROADCASTI64X4 8(SI), Z16
@@ -512,5 +540,6 @@ iq4dotsrow:
 	VMOVSS X13, (AX)
 	DOTSNEXT(iq4dotsrow)
 	DOTSNEXTB(136, iq4dotsblock)
+	DOTSNEXTROW(iq4dotsrowstart)
 	VZEROUPPER
 	RET

@@ -222,3 +222,41 @@ func FuzzDotsGGML(f *testing.F) {
 		}
 	})
 }
+
+// TestDotsRowsGGML: the whole-matrix products (DotsRows…, one kernel call
+// for every row) equal the pure-Go twin row by row, for every variant, with
+// 1 to 37 rows, strided outputs and batches of 1 to 5.
+func TestDotsRowsGGML(t *testing.T) {
+	r := rand.New(rand.NewSource(26))
+	for _, k := range dotsKinds {
+		for _, c := range []struct{ rows, nb, n int }{{1, 1, 1}, {3, 2, 1}, {37, 3, 5}, {16, 8, 2}} {
+			w := dotsWeights(r, k, c.rows*c.nb, false)
+			a, da, bs := dotsActs(r, c.n, c.nb)
+			ldo := c.rows + 3
+			rb := c.nb * k.bb
+			want := make([]float32, (c.n-1)*ldo+c.rows)
+			for row := range c.rows {
+				k.dots(Generic, want[row:], ldo, w[row*rb:(row+1)*rb], a, da, bs, c.n)
+			}
+			for _, kern := range ggmlKernels() {
+				got := make([]float32, len(want))
+				for i := range got {
+					got[i] = 777
+				}
+				dotsRows(kern, k.bb, got, ldo, w, c.rows, a, da, bs, c.n)
+				for i := range c.n {
+					for row := range c.rows {
+						if g, wt := got[i*ldo+row], want[i*ldo+row]; !sameFloat(g, wt) {
+							t.Fatalf("%s %v %+v: act %d row %d: %v, generic %v", k.name, kern, c, i, row, g, wt)
+						}
+					}
+					for row := c.rows; row < ldo && i*ldo+row < len(got); row++ {
+						if got[i*ldo+row] != 777 {
+							t.Fatalf("%s %v: wrote out[%d] past the rows", k.name, kern, i*ldo+row)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -35,20 +35,21 @@ var dotsChunkBytes = 128 << 10
 // activation rows quantized last, out[i·w.rows + r] as MatMul lays them out:
 // each output the pure-Go definition (asm/dot_ggml.go) of its row and
 // activation row, so threads and batching change no bit. The Q8_K types go
-// row by row through asm's Dots… (the row's scales unpacked once for the n
-// activation rows, the same bits as the single products).
+// through asm's DotsRows… (one call for the rows r0..r1, each row's
+// superblocks unpacked once for the activation rows, the same bits as the
+// single products).
 func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 	cols := w.cols
-	var dots func([]float32, int, []byte, []int8, []float32, []int16, int)
+	var dots func([]float32, int, []byte, int, []int8, []float32, []int16, int)
 	switch w.gt {
 	case quantize.GGMLQ4_K:
-		dots = asm.DotsQ4_K
+		dots = asm.DotsRowsQ4_K
 	case quantize.GGMLQ5_K:
-		dots = asm.DotsQ5_K
+		dots = asm.DotsRowsQ5_K
 	case quantize.GGMLQ6_K:
-		dots = asm.DotsQ6_K
+		dots = asm.DotsRowsQ6_K
 	case quantize.GGMLIQ4_XS:
-		dots = asm.DotsIQ4_XS
+		dots = asm.DotsRowsIQ4_XS
 	}
 	if dots != nil {
 		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
@@ -63,10 +64,7 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		for i0 := 0; i0 < n; i0 += step {
 			m := min(step, n-i0)
 			a, da, bs := ak[i0*cols:(i0+m)*cols], dk[i0*nb:(i0+m)*nb], bk[i0*nb*16:(i0+m)*nb*16]
-			o := out[i0*w.rows:]
-			for r := r0; r < r1; r++ {
-				dots(o[r:], w.rows, w.gb[r*rb:(r+1)*rb:(r+1)*rb], a, da, bs, m)
-			}
+			dots(out[i0*w.rows+r0:], w.rows, w.gb[r0*rb:r1*rb:r1*rb], r1-r0, a, da, bs, m)
 		}
 		return
 	}
