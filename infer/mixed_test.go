@@ -84,11 +84,11 @@ func TestMixedBatchingAndThreads(t *testing.T) {
 // runs (the AVX-512 whole-row K-quant products and IQ4_NL layout among them)
 // gives the pure-Go kernels' logits bit for bit, batched with two threads,
 // token by token, and batched with the activation rows chunked one by one
-// (dotsChunkBytes); on a model packed for that variant (the layout is chosen
+// (dotsChunkRows); on a model packed for that variant (the layout is chosen
 // at packing: IQ4_NL as Q4_0 nibbles for AVX-512, as Q8_0 otherwise) and on
 // one packed for the best variant.
 func TestMixedKernelVariants(t *testing.T) {
-	orig, chunk := asm.Variant(), dotsChunkBytes
+	orig, chunk := asm.Variant(), dotsChunkRows
 	defer asm.Use(orig)
 	for _, c := range mixedCases {
 		h := mlbtest.Mixed(c.types...)
@@ -114,10 +114,10 @@ func TestMixedKernelVariants(t *testing.T) {
 					mm = best
 				}
 				if j == 2 { // activation rows one at a time through each weight row
-					dotsChunkBytes = 1
+					dotsChunkRows = 1
 				}
 				got := allLogits(t, mm, o, tokens, 0)
-				dotsChunkBytes = chunk
+				dotsChunkRows = chunk
 				for i := range want {
 					for l := range want[i] {
 						if math.Float32bits(got[i][l]) != math.Float32bits(want[i][l]) {
