@@ -157,3 +157,38 @@ func BenchmarkQuantizeQ8_0(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDotsGGML times the K-quant row-times-batch products over a
+// 2048 × 2048 matrix (the 1B shape's attention) with 1 and 64 activation
+// rows, per variant, in thread CPU time (cpuGOPS: multiply-adds).
+func BenchmarkDotsGGML(b *testing.B) {
+	const rows, cols = 2048, 2048
+	nb := cols / QK
+	for _, k := range dotsKinds {
+		for _, n := range []int{1, 64} {
+			w := make([]byte, rows*nb*k.bb)
+			for i := range w {
+				w[i] = byte(i * 7919 >> 3)
+			}
+			a, da, bs := make([]int8, n*cols), make([]float32, n*nb), make([]int16, n*nb*16)
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(i%17) - 8
+			}
+			QuantizeQ8_K(x, a, da, bs)
+			out := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(b *testing.B) {
+				benchVariants(b, func(b *testing.B) {
+					kv := active
+					c := startCPU()
+					for range b.N {
+						for r := range rows {
+							k.dots(kv, out[r:], rows, w[r*nb*k.bb:(r+1)*nb*k.bb], a, da, bs, n)
+						}
+					}
+					c.report(b, float64(len(w)), float64(rows*cols*n))
+				})
+			})
+		}
+	}
+}

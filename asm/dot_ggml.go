@@ -37,6 +37,14 @@ func QuantizeQ8_K(x []float32, q []int8, d []float32, bs []int16) {
 	if len(x)%QK != 0 || len(q) != len(x) || len(d) != nb || len(bs) != nb*16 {
 		panic("asm: QuantizeQ8_K: lengths")
 	}
+	if nb > 0 {
+		quantizeQ8K(x, q, d, bs)
+	}
+}
+
+// quantizeQ8KGeneric is the definition of QuantizeQ8_K (lengths checked).
+func quantizeQ8KGeneric(x []float32, q []int8, d []float32, bs []int16) {
+	nb := len(x) / QK
 	for b := range nb {
 		xb, qb := x[b*QK:(b+1)*QK], q[b*QK:(b+1)*QK]
 		var mx, amax float32

@@ -2,6 +2,8 @@
 
 package asm
 
+import "golang.org/x/sys/cpu"
+
 // The superblock and block sums of the ggml types, per variant: the
 // dispatched q4kIsum etc. use the active variant; the ...K forms take one,
 // so tests compare every variant the CPU has with the pure-Go twin. The
@@ -185,4 +187,75 @@ func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
 	default:
 		q4_1SumsGeneric(w, a, pt)
 	}
+}
+
+// dotsQ6KAVX512, dotsQ4KAVX512, dotsQ5KAVX512 and dotsIQ4XSAVX512 are
+// DotsQ6_K, DotsQ4_K, DotsQ5_K and DotsIQ4_XS over nb ≥ 1 superblocks and n ≥ 1 activation rows, the
+// activation rows' a, da and bs at strides sa, sd and sb bytes (256·nb, 4·nb,
+// 32·nb). The IQ4_XS kernel uses bs as the sums of each 16 activations, which
+// QuantizeQ8_K writes (Σ (K+128)·a − 128·Σ a).
+//
+//go:noescape
+func dotsQ6KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
+
+//go:noescape
+func dotsQ5KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
+
+//go:noescape
+func dotsQ4KAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
+
+// dotsIQ4XSAVX512 needs BMI2 (PDEP) besides AVX-512: hasBMI2.
+//
+//go:noescape
+func dotsIQ4XSAVX512(out *float32, ldo int, w *byte, nb int, a *int8, da *float32, bs *int16, n int, sa, sd, sb, rows int)
+
+// hasBMI2 reports BMI2 (PDEP), which every AVX-512 CPU has; checked anyway.
+var hasBMI2 = cpu.X86.HasBMI2
+
+// dotsSIMD runs the whole-product kernel of variant k for the rows of bb-byte
+// superblocks (210 Q6_K, 144 Q4_K, 176 Q5_K, 136 IQ4_XS) and reports whether it had
+// one; lengths are checked (checkDots).
+func dotsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n, nb int) bool {
+	return dotsRowsSIMD(k, bb, out, ldo, w, 1, a, da, bs, n, nb)
+}
+
+// dotsRowsSIMD is dotsSIMD for rows ≥ 1 weight rows one after the other in
+// w, row r's outputs out[i·ldo + r] (lengths checked by the caller).
+func dotsRowsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) bool {
+	if k != AVX512 || n == 0 || nb == 0 || rows == 0 {
+		return false
+	}
+	var kern func(*float32, int, *byte, int, *int8, *float32, *int16, int, int, int, int, int)
+	switch bb {
+	case 210:
+		kern = dotsQ6KAVX512
+	case 144:
+		kern = dotsQ4KAVX512
+	case 176:
+		kern = dotsQ5KAVX512
+	case 136:
+		if !hasBMI2 {
+			return false
+		}
+		kern = dotsIQ4XSAVX512
+	default:
+		return false
+	}
+	kern(&out[0], ldo, &w[0], nb, &a[0], &da[0], &bs[0], n, nb*QK, 4*nb, 32*nb, rows)
+	return true
+}
+
+// quantizeQ8KAVX512 is quantizeQ8KGeneric over nb ≥ 1 superblocks.
+//
+//go:noescape
+func quantizeQ8KAVX512(x *float32, q *int8, d *float32, bs *int16, nb int)
+
+func quantizeQ8K(x []float32, q []int8, d []float32, bs []int16) { quantizeQ8KK(active, x, q, d, bs) }
+
+func quantizeQ8KK(k Kernel, x []float32, q []int8, d []float32, bs []int16) {
+	if k == AVX512 && len(d) > 0 {
+		quantizeQ8KAVX512(&x[0], &q[0], &d[0], &bs[0], len(d))
+		return
+	}
+	quantizeQ8KGeneric(x, q, d, bs)
 }

@@ -275,3 +275,4 @@ iq4xsloop:
 	REDUCE16(Z11, Y11, X0, Y1, X1, ret+24(FP))
 	VZEROUPPER
 	RET
+

@@ -33,3 +33,18 @@ func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
 func q5_0SumsK(_ Kernel, w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
 func iq4nlSumsK(_ Kernel, w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
 func q4_1SumsK(_ Kernel, w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
+
+// dotsSIMD: no whole-product kernel here.
+func dotsSIMD(_ Kernel, _ int, _ []float32, _ int, _ []byte, _ []int8, _ []float32, _ []int16, _, _ int) bool {
+	return false
+}
+
+func quantizeQ8K(x []float32, q []int8, d []float32, bs []int16) { quantizeQ8KGeneric(x, q, d, bs) }
+
+func quantizeQ8KK(_ Kernel, x []float32, q []int8, d []float32, bs []int16) {
+	quantizeQ8KGeneric(x, q, d, bs)
+}
+
+func dotsRowsSIMD(_ Kernel, _ int, _ []float32, _ int, _ []byte, _ int, _ []int8, _ []float32, _ []int16, _, _ int) bool {
+	return false
+}

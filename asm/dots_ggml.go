@@ -29,20 +29,26 @@ func checkDots(out []float32, ldo int, w []byte, a []int8, da []float32, bs []in
 // DotsQ4_K sets out[i·ldo] = DotQ4_K(w, a[i·cols:], da[i·nb:], bs[i·16nb:])
 // for i < n, with cols = 256·nb the row width (len(a) = n·cols).
 func DotsQ4_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
-	dotsQK(out, ldo, w, a, da, bs, n, false)
+	dotsQK(active, out, ldo, w, a, da, bs, n, false)
 }
 
 // DotsQ5_K is DotsQ4_K for Q5_K rows.
 func DotsQ5_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
-	dotsQK(out, ldo, w, a, da, bs, n, true)
+	dotsQK(active, out, ldo, w, a, da, bs, n, true)
 }
 
-func dotsQK(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int, five bool) {
+// dotsQK is DotsQ4_K (DotsQ5_K: five) with kernel variant k: the SIMD
+// kernel of the whole product where dotsSIMD has one, else the superblock
+// sums of k with the float steps here.
+func dotsQK(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int, five bool) {
 	bb := 144
 	if five {
 		bb = 176
 	}
 	nb, cols := checkDots(out, ldo, w, a, da, bs, n, bb)
+	if dotsSIMD(kv, bb, out, ldo, w, a, da, bs, n, nb) {
+		return
+	}
 	var ks [dotsChunk]kScales
 	for b0 := 0; b0 < nb; b0 += dotsChunk {
 		m := min(dotsChunk, nb-b0)
@@ -71,9 +77,9 @@ func dotsQK(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16
 				}
 				var isum int32
 				if five {
-					isum = q5kIsum(blk[48:176], blk[16:48], ab, &k.sc)
+					isum = q5kIsumK(kv, blk[48:176], blk[16:48], ab, &k.sc)
 				} else {
-					isum = q4kIsum(blk[16:144], ab, &k.sc)
+					isum = q4kIsumK(kv, blk[16:144], ab, &k.sc)
 				}
 				dab := da[i*nb+b]
 				acc = superStep(acc, isum, k.d, dab)
@@ -86,7 +92,14 @@ func dotsQK(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16
 
 // DotsQ6_K is DotsQ4_K for Q6_K rows (DotQ6_K).
 func DotsQ6_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
+	dotsQ6K(active, out, ldo, w, a, da, bs, n)
+}
+
+func dotsQ6K(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
 	nb, cols := checkDots(out, ldo, w, a, da, bs, n, 210)
+	if dotsSIMD(kv, 210, out, ldo, w, a, da, bs, n, nb) {
+		return
+	}
 	var sc [dotsChunk][16]int16
 	var d [dotsChunk]float32
 	for b0 := 0; b0 < nb; b0 += dotsChunk {
@@ -112,7 +125,7 @@ func DotsQ6_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int
 				for s := range 16 {
 					corr += int32(sc[j][s]) * int32(bsb[s])
 				}
-				isum := q6kIsum(blk[0:128], blk[128:192], ab, &sc[j]) - 32*corr
+				isum := q6kIsumK(kv, blk[0:128], blk[128:192], ab, &sc[j]) - 32*corr
 				acc = superStep(acc, isum, d[j], da[i*nb+b])
 			}
 			out[i*ldo] = acc
@@ -120,9 +133,18 @@ func DotsQ6_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int
 	}
 }
 
-// DotsIQ4_XS is DotsQ4_K for IQ4_XS rows (DotIQ4_XS; a ≠ −128 as there).
+// DotsIQ4_XS is DotsQ4_K for IQ4_XS rows (DotIQ4_XS; a ≠ −128 as there),
+// with bs the sums of each 16 activations as QuantizeQ8_K writes them (the
+// AVX-512 kernel forms Σ K·a as Σ (K+128)·a − 128·Σ a from them).
 func DotsIQ4_XS(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
+	dotsIQ4XS(active, out, ldo, w, a, da, bs, n)
+}
+
+func dotsIQ4XS(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
 	nb, cols := checkDots(out, ldo, w, a, da, bs, n, 136)
+	if dotsSIMD(kv, 136, out, ldo, w, a, da, bs, n, nb) {
+		return
+	}
 	var sc [dotsChunk][8]int16
 	var d [dotsChunk]float32
 	for b0 := 0; b0 < nb; b0 += dotsChunk {
@@ -144,9 +166,60 @@ func DotsIQ4_XS(out []float32, ldo int, w []byte, a []int8, da []float32, bs []i
 				b := b0 + j
 				blk := w[b*136 : (b+1)*136 : (b+1)*136]
 				ab := a[i*cols+b*QK : i*cols+(b+1)*QK : i*cols+(b+1)*QK]
-				acc = superStep(acc, iq4xsIsum(blk[8:136], ab, &sc[j]), d[j], da[i*nb+b])
+				acc = superStep(acc, iq4xsIsumK(kv, blk[8:136], ab, &sc[j]), d[j], da[i*nb+b])
 			}
 			out[i*ldo] = acc
+		}
+	}
+}
+
+// DotsRowsQ4_K sets out[i·ldo + r] = DotsQ4_K's product of weight row r and
+// activation row i for r < rows and i < n, w holding the rows one after the
+// other (len(w)/rows bytes each): one call for a matrix's rows, which the
+// AVX-512 kernel multiplies without returning between them.
+func DotsRowsQ4_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 144, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsQ5_K is DotsRowsQ4_K for Q5_K rows.
+func DotsRowsQ5_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 176, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsQ6_K is DotsRowsQ4_K for Q6_K rows.
+func DotsRowsQ6_K(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 210, out, ldo, w, rows, a, da, bs, n)
+}
+
+// DotsRowsIQ4_XS is DotsRowsQ4_K for IQ4_XS rows (bs as DotsIQ4_XS needs).
+func DotsRowsIQ4_XS(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	dotsRows(active, 136, out, ldo, w, rows, a, da, bs, n)
+}
+
+// dotsRows is the DotsRows… of the type of bb-byte superblocks with kernel
+// variant kv: the whole-matrix kernel where there is one, else the row's
+// Dots… row by row.
+func dotsRows(kv Kernel, bb int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n int) {
+	if rows <= 0 || len(w)%rows != 0 || len(w)/rows%bb != 0 || n > 1 && ldo < rows || n > 0 && len(out) < (n-1)*ldo+rows {
+		panic("asm: ggml rows products: lengths")
+	}
+	rb := len(w) / rows
+	nb := rb / bb
+	checkDots(out, ldo, w[:rb], a, da, bs, n, bb)
+	if dotsRowsSIMD(kv, bb, out, ldo, w, rows, a, da, bs, n, nb) {
+		return
+	}
+	for r := range rows {
+		o, wr := out[r:], w[r*rb:(r+1)*rb:(r+1)*rb]
+		switch bb {
+		case 144:
+			dotsQK(kv, o, ldo, wr, a, da, bs, n, false)
+		case 176:
+			dotsQK(kv, o, ldo, wr, a, da, bs, n, true)
+		case 210:
+			dotsQ6K(kv, o, ldo, wr, a, da, bs, n)
+		case 136:
+			dotsIQ4XS(kv, o, ldo, wr, a, da, bs, n)
 		}
 	}
 }

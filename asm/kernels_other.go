@@ -53,3 +53,11 @@ func sumF32(x []float32) float32 { return sumF32Generic(x) }
 func scaleF32(x []float32, s float32, div bool) { scaleF32Generic(x, s, div) }
 
 func maxF32(x []float32) float32 { return maxF32Generic(x[1:], x[0]) }
+
+// PacksIQ4_NL reports whether the active variant multiplies PackIQ4_NL's
+// layout natively: none here (IQ4_NLAsQ8_0 is the fast way).
+func PacksIQ4_NL() bool { return false }
+
+func packedMatMulIQ4(out []float32, ldo int, w []byte, rows int, f16 bool, a []int8, da []float32, n, nb int) {
+	packedIQ4Ref(out, ldo, w, rows, f16, a, da, n, nb)
+}

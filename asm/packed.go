@@ -21,10 +21,14 @@ const GroupRows = 16
 // 4k..4k+3 and high nibbles elements 16+4k..16+4k+3 (four chunks). One 32-byte
 // load (AVX2: 32 bytes) then feeds sixteen (eight) rows with the same four
 // activation quants.
+//
+// An IQ4_NL matrix (PackIQ4_NL) takes the Q4_0 layout with its blocks'
+// nibbles, which index the codebook KValuesIQ4 instead of meaning n − 8.
 type Packed struct {
 	data       []byte
 	rows, cols int
 	q4, f16    bool
+	iq4        bool
 }
 
 // layout gives the offsets within one group of a packed matrix with nb
@@ -187,6 +191,30 @@ func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int, f16 bool) Pack
 	return Packed{data: dst[:PackedSize(true, f16, rows, cols)], rows: rows, cols: cols, q4: true, f16: f16}
 }
 
+// PackIQ4_NL writes the rows × cols IQ4_NL matrix w (rows·cols/32 blocks of
+// 18 bytes: binary16 d, 16 bytes of nibbles, as the file holds them) into dst
+// (PackedSize(true, f16, rows, cols) bytes) in the Q4_0 layout, nibbles
+// unchanged, and returns it. Its products are DotIQ4_NL's bits (Σ K[n]·a
+// exact per block, then Q4_0's step), so the same as the Q8_0 matrix
+// IQ4_NLAsQ8_0 writes; they read half the bytes. The kernels that multiply
+// it natively are the AVX-512 ones (PacksIQ4_NL); the others take the
+// definition's loop (packedIQ4Ref), correct but slow, which only a variant
+// chosen after packing meets.
+func PackIQ4_NL(dst []byte, w []byte, rows, cols int, f16 bool) Packed {
+	if rows < 0 || cols < 0 || cols%BlockSize != 0 || len(w) < rows*cols/BlockSize*18 {
+		panic(fmt.Sprintf("asm: PackIQ4_NL: %d×%d: cols must be a multiple of 32 and w hold the blocks", rows, cols))
+	}
+	nb := rows * cols / BlockSize
+	qs, d := make([]byte, nb*16), make([]float32, nb)
+	for b := range nb {
+		copy(qs[b*16:b*16+16], w[b*18+2:b*18+18])
+		d[b] = f16le(w[b*18:])
+	}
+	p := PackQ4_0(dst, qs, d, rows, cols, f16)
+	p.iq4 = true
+	return p
+}
+
 // clearPad zeroes the padding rows of the last group and, with binary16
 // scales, the padding after the scales (scales and quants; a Q4_0 zero byte
 // is the value -8, harmless under a zero scale, and the padding's outputs are
@@ -235,6 +263,9 @@ func (p *Packed) Q4() bool   { return p.q4 }
 func (p *Packed) F16() bool  { return p.f16 }
 func (p *Packed) Bytes() int { return len(p.data) }
 
+// IQ4 reports an IQ4_NL matrix (PackIQ4_NL).
+func (p *Packed) IQ4() bool { return p.iq4 }
+
 // Dequant writes row r dequantized into x (cols values): float32(q)·d, with
 // q the int8 quant (Q8_0) or nibble − 8 (Q4_0) and d the block's scale.
 func (p *Packed) Dequant(r int, x []float32) {
@@ -248,6 +279,16 @@ func (p *Packed) Dequant(r int, x []float32) {
 	for b := range nb {
 		d := l.getScale(grp, l.scale(b, rr))
 		xb := x[b*32 : b*32+32]
+		if p.iq4 {
+			for k := range 4 {
+				c := grp[l.chunk(b, k, rr):][:4]
+				for j, v := range c {
+					xb[4*k+j] = float32(KValuesIQ4[v&15]) * d
+					xb[16+4*k+j] = float32(KValuesIQ4[v>>4]) * d
+				}
+			}
+			continue
+		}
 		if p.q4 {
 			for k := range 4 {
 				c := grp[l.chunk(b, k, rr):][:4]
@@ -296,7 +337,39 @@ func (p *Packed) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, 
 	}
 	gs := layout{p.q4, p.f16, nb}.group()
 	w := p.data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs]
+	if p.iq4 {
+		packedMatMulIQ4(out, ldo, w, rows, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
+		return
+	}
 	packedMatMul(out, ldo, w, rows, p.q4, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
+}
+
+// packedIQ4Ref is packedMatMulRef for an IQ4_NL matrix (PackIQ4_NL): per
+// block the exact Σ K[n]·a, then blockStep.
+func packedIQ4Ref(out []float32, ldo int, w []byte, rows int, f16 bool, a []int8, da []float32, n, nb int) {
+	l := layout{true, f16, nb}
+	cols := nb * BlockSize
+	for i := range n {
+		ai := a[i*cols : (i+1)*cols]
+		dai := da[i*nb : (i+1)*nb]
+		for r := range rows {
+			g, rr := r/GroupRows, r%GroupRows
+			grp := w[g*l.group() : (g+1)*l.group()]
+			var acc float32
+			for b := range nb {
+				ab := ai[b*32 : b*32+32]
+				var s int32
+				for k := range 4 {
+					c := grp[l.chunk(b, k, rr):][:4]
+					for j, v := range c {
+						s += int32(KValuesIQ4[v&15])*int32(ab[4*k+j]) + int32(KValuesIQ4[v>>4])*int32(ab[16+4*k+j])
+					}
+				}
+				acc = blockStep(acc, s, l.getScale(grp, l.scale(b, rr)), dai[b])
+			}
+			out[i*ldo+r] = acc
+		}
+	}
 }
 
 // packedMatMulRef is the definition of the packed product over the groups of

@@ -38,7 +38,7 @@ func packedBytes(ws []*qmat, align int) int {
 		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
-		total += roundUp(asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols), align)
+		total += roundUp(asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols), align)
 	}
 	return total
 }
@@ -51,9 +51,11 @@ func packInto(ws []*qmat, buf []byte, align int) {
 		if !w.packed() {
 			continue
 		}
-		n := asm.PackedSize(w.isQ4(), w.f16, w.rows, w.cols)
+		n := asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols)
 		dst := buf[off : off+n : off+n]
-		if w.viaQ8 {
+		if w.packIQ4() {
+			w.pk = asm.PackIQ4_NL(dst, w.gb, w.rows, w.cols, w.f16)
+		} else if w.viaQ8 {
 			q, d := w.asQ8()
 			w.pk = asm.PackQ8_0(dst, q, d, w.rows, w.cols, w.f16)
 		} else if w.isQ4() {

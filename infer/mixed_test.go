@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
 )
@@ -76,5 +77,55 @@ func TestMixedBatchingAndThreads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMixedKernelVariants: for mixed files, every kernel variant this CPU
+// runs (the AVX-512 whole-row K-quant products and IQ4_NL layout among them)
+// gives the pure-Go kernels' logits bit for bit, batched with two threads,
+// token by token, and batched with the activation rows chunked one by one
+// (dotsChunkRows); on a model packed for that variant (the layout is chosen
+// at packing: IQ4_NL as Q4_0 nibbles for AVX-512, as Q8_0 otherwise) and on
+// one packed for the best variant.
+func TestMixedKernelVariants(t *testing.T) {
+	orig, chunk := asm.Variant(), dotsChunkRows
+	defer asm.Use(orig)
+	for _, c := range mixedCases {
+		h := mlbtest.Mixed(c.types...)
+		tokens := randTokens(rand.New(rand.NewSource(6)), 19, int(h.Vocab))
+		if err := asm.Use(asm.Generic); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := openModel(t, h, 5)
+		want := allLogits(t, m, SessionOptions{Batch: 16}, tokens, 0)
+		if err := asm.Use(orig); err != nil {
+			t.Fatal(err)
+		}
+		best, _ := openModel(t, h, 5)
+		allLogits(t, best, SessionOptions{Batch: 1}, tokens[:1], 0) // packs it
+		for _, k := range asm.AvailableKernels() {
+			if err := asm.Use(k); err != nil {
+				t.Fatal(err)
+			}
+			mk, _ := openModel(t, h, 5)
+			for j, o := range []SessionOptions{{Batch: 16, Threads: 2}, {Batch: 1}, {Batch: 16}, {Batch: 7}} {
+				mm := mk
+				if j == 3 {
+					mm = best
+				}
+				if j == 2 { // activation rows one at a time through each weight row
+					dotsChunkRows = 1
+				}
+				got := allLogits(t, mm, o, tokens, 0)
+				dotsChunkRows = chunk
+				for i := range want {
+					for l := range want[i] {
+						if math.Float32bits(got[i][l]) != math.Float32bits(want[i][l]) {
+							t.Fatalf("%s, %s run %d %+v: position %d logit %d: got %v, want %v (pure Go)", c.name, k, j, o, i, l, got[i][l], want[i][l])
+						}
+					}
+				}
+			}
+		}
 	}
 }

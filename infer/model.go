@@ -41,6 +41,16 @@ func (w *qmat) blocked() bool { return w.gt != 0 }
 // packed reports whether the products of w read the packed layout (pk).
 func (w *qmat) packed() bool { return !w.blocked() || w.viaQ8 }
 
+// packIQ4 reports an IQ4_NL matrix that the active kernel variant
+// multiplies in the Q4_0 layout (asm.PackIQ4_NL: half the bytes of the Q8_0
+// form, the same bits); asked when packing (packedBytes and packInto of one
+// ensurePacked or CopyToHugePages), a variant chosen later multiplies it
+// too, by the definition's loop.
+func (w *qmat) packIQ4() bool { return w.viaQ8 && w.gt == quantize.GGMLIQ4_NL && asm.PacksIQ4_NL() }
+
+// packQ4 reports whether w's packed layout is Q4_0's.
+func (w *qmat) packQ4() bool { return w.isQ4() || w.packIQ4() }
+
 // asQ8 writes a viaQ8 matrix's weights and scales as Q8_0.
 func (w *qmat) asQ8() ([]int8, []float32) {
 	q, d := make([]int8, w.rows*w.cols), make([]float32, w.rows*w.cols/32)

@@ -12,7 +12,9 @@ const avx512Doc = `// AVX-512 kernels over the packed layout (packed.go): a 64-b
 // is the definition's, 16 rows per ZMM: acc = acc + float32(float32(p)·float32(dw·da)), no FMA.
 // The F16 kernels read the layout with binary16 scales (a group's scales
 // first, 32 bytes a block, then its quants) and widen them exactly
-// (VCVTPH2PS).
+// (VCVTPH2PS). The IQ4_NL kernels read the Q4_0 layout holding IQ4_NL
+// nibbles and look each up in the codebook + 128 (VPSHUFB), the correction
+// being −128·Σa.
 `
 
 // consts5 loads the AVX-512 constants: the Q8_0 offset 0x80 in Z31 and the
@@ -24,13 +26,41 @@ func consts5(a *asmFile) {
 	a.e("\tVPBROADCASTD AX, Z30")
 }
 
+// consts5IQ4 is consts5 plus the IQ4 codebook + 128 (kvalues_iq4nl with
+// each byte's top bit flipped: unsigned for VPDPBUSD) in every 128-bit lane
+// of Z29, for VPSHUFB; the correction packed with the activations is then
+// −128·Σa, as for Q8_0.
+func consts5IQ4(a *asmFile) {
+	consts5(a)
+	a.e("\tMOVQ $0x766a5d4f3f2d1801, AX")
+	a.e("\tMOVQ AX, X8")
+	a.e("\tMOVQ $0xf1d9c5b5a6998d81, AX")
+	a.e("\tVPINSRQ $1, AX, X8, X8")
+	a.e("\tVSHUFI32X4 $0, Z8, Z8, Z29")
+}
+
+// consts picks the constants a kernel of layout l needs.
+func (l layout) consts5() func(*asmFile) {
+	if l.iq4 {
+		return consts5IQ4
+	}
+	return consts5
+}
+
+// lookup replaces the nibbles in reg by their codebook values + 128 (IQ4_NL).
+func (l layout) lookup(a *asmFile, reg string) {
+	if l.iq4 {
+		a.e("\tVPSHUFB %s, Z29, %s", reg, reg)
+	}
+}
+
 // zmm names register Z n.
 func zmm(n int) string { return fmt.Sprintf("Z%d", n) }
 
 // avx512Gemv writes a gemv: Z0 the float sums of the group's 16 rows, Z1 and
 // Z3 the int sums of even and odd chunks (Z1 started at the packed −k·Σa).
 func avx512Gemv(a *asmFile, name string, l layout) {
-	gemvHead(a, name, consts5)
+	gemvHead(a, name, l.consts5())
 	l.header(a, "DX")
 	a.e("group:")
 	l.startGroup(a, "DX")
@@ -52,6 +82,8 @@ func avx512Gemv(a *asmFile, name string, l layout) {
 			a.e("\tVPANDD %d(SI), Z30, %s", off, lo)
 			a.e("\tVPSRLW $4, %d(SI), %s", off, h)
 			a.e("\tVPANDD Z30, %s, %s", h, h)
+			l.lookup(a, lo)
+			l.lookup(a, h)
 			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z1", 4*k, lo)
 			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z3", 16+4*k, h)
 		} else {
@@ -79,7 +111,7 @@ const gemmRows = 8
 // −k·Σa), Z16-Z19 weights, Z20 the block's scales, Z21..: scale products.
 func avx512Gemm(a *asmFile, name string, l layout) {
 	const g = gemmRows
-	gemmHead(a, name, consts5)
+	gemmHead(a, name, l.consts5())
 	a.e("\tLEAQ (R9)(R9*2), R12")
 	l.header(a, "DX")
 	a.e("group:")
@@ -100,6 +132,8 @@ func avx512Gemm(a *asmFile, name string, l layout) {
 			a.e("\tVPANDD %d(SI), Z30, %s", off, lo)
 			a.e("\tVPSRLW $4, %d(SI), %s", off, h)
 			a.e("\tVPANDD Z30, %s, %s", h, h)
+			l.lookup(a, lo)
+			l.lookup(a, h)
 			for i := range g {
 				a.e("\tVPDPBUSD.BCST %d(R11), %s, Z%d", 32*i+4*k, lo, 8+i)
 			}

@@ -25,7 +25,10 @@ const groupRows = 16
 // walking both. Binary16 scales: a group starts with every block's 16
 // scales (32 bytes a block, padded to a multiple of 64 bytes), then every
 // block's quants, 64-byte aligned; AX walks the scales.
-type layout struct{ q4, f16 bool }
+//
+// iq4 (AVX-512 only): the Q4_0 layout holding IQ4_NL blocks, whose nibbles
+// index the codebook; the kernel looks them up (VPSHUFB) as K+128.
+type layout struct{ q4, f16, iq4 bool }
 
 // quants is the offset of a block's quants from the weight pointer: after
 // the block's float32 scales, or 0 when the pointer walks the quants alone.
@@ -155,7 +158,7 @@ func products(gemv, gemm func(*asmFile, string, layout), gemmName, variant strin
 				if q4 {
 					q = "Q4_0"
 				}
-				ks = append(ks, kernel{fn.gen, fn.name + q + sc + variant, layout{q4, f16}})
+				ks = append(ks, kernel{fn.gen, fn.name + q + sc + variant, layout{q4: q4, f16: f16}})
 			}
 		}
 	}
@@ -170,7 +173,11 @@ var files = []struct {
 }{
 	{"kernels_avx2_amd64.s", avx2Doc, append(products(avx2Gemv, avx2Gemm4, "gemm4", "AVX2"),
 		kernel{packAct, "packActAVX2", layout{}})},
-	{"kernels_avx512_amd64.s", avx512Doc, products(avx512Gemv, avx512Gemm, "gemm8", "AVX512")},
+	{"kernels_avx512_amd64.s", avx512Doc, append(products(avx512Gemv, avx512Gemm, "gemm8", "AVX512"),
+		kernel{avx512Gemv, "gemvIQ4_NLAVX512", layout{q4: true, iq4: true}},
+		kernel{avx512Gemm, "gemm8IQ4_NLAVX512", layout{q4: true, iq4: true}},
+		kernel{avx512Gemv, "gemvIQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}},
+		kernel{avx512Gemm, "gemm8IQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}})},
 }
 
 func main() {
