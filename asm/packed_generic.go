@@ -30,6 +30,8 @@ import (
 // the activation word), (S + 2⁴⁷) >> 48 is c mod 2¹⁶, and int16 of it is c.
 // The activation words are made once per call; for more than one activation
 // row the weight words of a group are made once too (q4Spread) and reused.
+// For one activation row (generation) q4Vec makes the weight words from
+// 64-bit loads instead, two rows at once (the comment above q4VecActWords).
 //
 // Q8_0: the lanes are two rows of 32 bits. A 64-bit load of a chunk reads
 // rows r and r+1 (4 bytes each); xor 0x80 makes each quant q + 128 ∈ [0, 255];
@@ -42,9 +44,11 @@ import (
 // one group's Q4_0 weight words.
 type genericScratch struct {
 	q4act [][q4Words]uint64
+	q4vec [][q4VecWords]uint64
 	q8act [][q8Words]uint64
 	ww    [][8 * GroupRows]uint64
 	sc    []float32
+	scb   []byte // one group's binary16 scales widened, as float32 bytes
 }
 
 var genericPool sync.Pool // *genericScratch
@@ -69,12 +73,15 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 boo
 	sp.sc = grow(sp.sc, nb*GroupRows)
 	sc := sp.sc // one group's scales, block by block
 	if q4 {
-		sp.q4act = grow(sp.q4act, n*nb)
-		for i := range n {
-			q4ActWords(sp.q4act[i*nb:(i+1)*nb], a[i*cols:(i+1)*cols])
-		}
 		if n > 1 {
+			sp.q4act = grow(sp.q4act, n*nb)
+			for i := range n {
+				q4ActWords(sp.q4act[i*nb:(i+1)*nb], a[i*cols:(i+1)*cols])
+			}
 			sp.ww = grow(sp.ww, nb)
+		} else {
+			sp.q4vec = grow(sp.q4vec, nb)
+			q4VecActWords(sp.q4vec, a[:cols])
 		}
 	} else {
 		sp.q8act = grow(sp.q8act, n*nb)
@@ -84,7 +91,13 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 boo
 	}
 	for g := 0; g*GroupRows < rows; g++ {
 		grp := w[g*gs : (g+1)*gs]
-		if f16 || q4 && n > 1 { // else the kernel reads the scales as it goes
+		switch {
+		case q4 && n == 1:
+			if f16 {
+				sp.scb = grow(sp.scb, 4*GroupRows*nb)
+				groupScaleBits(sp.scb, grp, l)
+			}
+		case f16 || q4: // else the kernel reads the scales as it goes
 			groupScales(sc, grp, l)
 		}
 		nr := min(GroupRows, rows-g*GroupRows)
@@ -98,7 +111,7 @@ func packedMatMulGeneric(out []float32, ldo int, w []byte, rows int, q4, f16 boo
 			case q4 && n > 1:
 				q4GroupSpread(o, sp.ww, sc, sp.q4act[i*nb:(i+1)*nb], dai)
 			case q4:
-				q4Group(o, grp, l, sc, sp.q4act[i*nb:(i+1)*nb], dai)
+				q4Vec(o, grp, l, sp.scb, sp.q4vec, dai)
 			default:
 				q8Group(o, grp, l, sc, sp.q8act[i*nb:(i+1)*nb], dai)
 			}
@@ -126,6 +139,20 @@ func groupScales(sc []float32, grp []byte, l layout) {
 		d := (*[GroupRows]float32)(sc[b*GroupRows:])
 		for rr := range GroupRows {
 			d[rr] = math.Float32frombits(binary.LittleEndian.Uint32(f[(4*rr)&60:]))
+		}
+	}
+}
+
+// groupScaleBits writes the binary16 scales of one group widened into scb
+// block by block, as the float32 layout has them: block b's 16 scales as
+// little-endian float32 bits at scb[64·b:].
+func groupScaleBits(scb []byte, grp []byte, l layout) {
+	for b := range l.nb {
+		h := (*[2 * GroupRows]byte)(grp[32*b:])
+		d := (*[4 * GroupRows]byte)(scb[4*GroupRows*b:])
+		for rr := range GroupRows {
+			v := math.Float32bits(F16ToF32(binary.LittleEndian.Uint16(h[(2*rr)&30:])))
+			binary.LittleEndian.PutUint32(d[(4*rr)&63:], v)
 		}
 	}
 }
@@ -180,47 +207,103 @@ func q4ActWords(dst [][q4Words]uint64, a []int8) {
 	}
 }
 
-// q4Group sets out[rr] for the nr = len(out) rows of one group of Q4_0
-// quants (scales sc, block by block) with one row's activation words: block
-// by block, all 16 rows (the padding rows of a last group too, whose sums
-// are never stored), so that the block's activation words stay in registers.
-func q4Group(out []float32, grp []byte, l layout, sc []float32, act [][q4Words]uint64, da []float32) {
-	var acc, tmp [GroupRows]float32
+// q4VecWords is the number of activation words per block of the Q4_0
+// matrix-vector kernel (q4Vec): four per chunk (q4VecActWords), then the
+// start word.
+const q4VecWords = 17
+
+// The matrix-vector kernel reads two rows at once: a 64-bit load of chunk k
+// at rows p, p+1 (p even) holds bytes B0..B3 of row p and B4..B7 of row
+// p+1, byte i holding element 4k+i (low nibble) and 16+4k+i (high). With
+// M = 0x000F000F000F000F, the words x&M, x>>8&M, x>>4&M and x>>12&M have in
+// their 16-bit lanes 0..3 the nibbles n_p(e), n_p(e'), n_(p+1)(e),
+// n_(p+1)(e') of an element pair (e, e') = (4k, 4k+2), (4k+1, 4k+3),
+// (16+4k, 18+4k) and (17+4k, 19+4k). Their activation word is
+// A = a_e' + a_e·2¹⁶ (signed lanes: the integer value, wrapped mod 2⁶⁴).
+// With the −8 of each nibble, W − 0x0008000800080008 is, as an integer,
+// Σ_j (n_j − 8)·2^(16j), and (W − 8·0x0001000100010001)·A is Σ_m c_m·2^(16m)
+// with c_0 = (n_p(e)−8)a_e', c_1 = (n_p(e)−8)a_e + (n_p(e')−8)a_e' (row p's
+// dot product of the pair), c_2 = (n_p(e')−8)a_e + (n_(p+1)(e)−8)a_e',
+// c_3 = row p+1's dot product of the pair, and c_4·2⁶⁴, which vanishes mod
+// 2⁶⁴. Summed over a block's 16 words, S ≡ Σ_(m<4) C_m·2^(16m) (mod 2⁶⁴)
+// where C_1 and C_3 are the block sums of rows p and p+1 and, each term
+// being at most 8·127 = 1016 in magnitude, |C_0| ≤ 16·1016 = 16256 and
+// |C_1|, |C_2|, |C_3| ≤ 32·1016 = 32512 < 2¹⁵. With B = 2¹⁵ + 2⁴⁷ added,
+// D_0 = C_0 + 2¹⁵ and D_2 = C_2 + 2¹⁵ lie in [256, 65279]: S + B equals
+// D_0 + C_1·2¹⁶ + D_2·2³² + C_3·2⁴⁸ mod 2⁶⁴, whose bits 16..31 are C_1 mod 2¹⁶
+// (0 ≤ D_0 < 2¹⁶ borrows nothing), and since L = D_0 + C_1·2¹⁶ + D_2·2³²
+// lies in [0, 2⁴⁸) (|D_0 + C_1·2¹⁶| < 2³² ≤ 256·2³²), bits 48..63 are C_3 mod
+// 2¹⁶: int16 of each is the sum. The start word, B − 0x0008000800080008·ΣA
+// (mod 2⁶⁴), holds the bias and the −8s and depends on the activations alone.
+
+// q4VecActWords writes the q4Vec words of one activation row (len(dst)
+// blocks): chunk k's words 4k..4k+3 for the pairs (4k, 4k+2), (4k+1, 4k+3),
+// (16+4k, 18+4k), (17+4k, 19+4k), then the start word.
+func q4VecActWords(dst [][q4VecWords]uint64, a []int8) {
+	for b := range dst {
+		ab := (*[BlockSize]int8)(a[b*BlockSize:])
+		d := &dst[b]
+		var sum uint64
+		for t := range 16 {
+			e := 4*(t>>2) + [4]int{0, 1, 16, 17}[t&3]
+			v := uint64(int64(ab[e&31])<<16 + int64(ab[(e+2)&31]))
+			d[t] = v
+			sum += v
+		}
+		d[16] = 1<<15 + 1<<47 - 0x0008000800080008*sum
+	}
+}
+
+// q4Vec sets out[rr] for the nr = len(out) rows of one group of Q4_0 quants
+// with one activation row's q4Vec words, block by block (q4VecBlock), with
+// the float32 scales read as the quants are (they precede the block's
+// quants) or the binary16 ones widened into scb (groupScaleBits): one
+// compiled kernel for both layouts, so that they give the same bits, NaN
+// payloads included (the Go compiler may order the operands of a float
+// multiply or add, which pick the NaN that propagates, differently in two
+// functions).
+func q4Vec(out []float32, grp []byte, l layout, scb []byte, act [][q4VecWords]uint64, da []float32) {
+	var acc [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0) // bytes from one block's quants to the next
 	da = da[:len(act)]
 	for b := range act {
-		aw := &act[b]
-		q := (*[16 * GroupRows]byte)(qs[b*step:])
-		sb := blockScales(&tmp, sc, grp, l, b)
-		db := da[b]
-		for rr := 0; rr < GroupRows; rr += 2 {
-			s, u := aw[8], aw[8]
-			c := (*[8]byte)(q[(4*rr)&248:])
-			a0, a1 := aw[0], aw[1]
-			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
-			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
-			c = (*[8]byte)(q[(64+4*rr)&248:])
-			a0, a1 = aw[2], aw[3]
-			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
-			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
-			c = (*[8]byte)(q[(128+4*rr)&248:])
-			a0, a1 = aw[4], aw[5]
-			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
-			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
-			c = (*[8]byte)(q[(192+4*rr)&248:])
-			a0, a1 = aw[6], aw[7]
-			s += (nib0[c[0]]+nib1[c[1]])*a0 + (nib0[c[2]]+nib1[c[3]])*a1
-			u += (nib0[c[4]]+nib1[c[5]])*a0 + (nib0[c[6]]+nib1[c[7]])*a1
-			acc[rr&15] = blockStep(acc[rr&15], int32(int16(s>>48)), sb[rr&15], db)
-			acc[(rr+1)&15] = blockStep(acc[(rr+1)&15], int32(int16(u>>48)), sb[(rr+1)&15], db)
+		f := grp[b*step:]
+		if l.f16 {
+			f = scb[4*GroupRows*b:]
 		}
+		q4VecBlock(&acc, (*[16 * GroupRows]byte)(qs[b*step:]), &act[b], (*[4 * GroupRows]byte)(f), da[b])
 	}
 	copy(out, acc[:])
 }
 
+// q4VecBlock adds one block of all 16 rows of a group (the padding rows of
+// a last group too, whose sums are never stored) to acc: the exact integer
+// sums, two rows per 64-bit load of the quants q with the activation words
+// aw (the comment above q4VecActWords), then blockStep with the float32
+// scales whose bytes are f and the activation scale da. The kernel is a
+// function of its own so that the compiler keeps its values in registers.
+func q4VecBlock(acc *[GroupRows]float32, q *[16 * GroupRows]byte, aw *[q4VecWords]uint64, f *[4 * GroupRows]byte, da float32) {
+	const m = 0x000F000F000F000F
+	for p := 0; p < GroupRows; p += 2 {
+		s := aw[16]
+		x := binary.LittleEndian.Uint64(q[(4*p)&255:])
+		s += x&m*aw[0] + x>>8&m*aw[1] + x>>4&m*aw[2] + x>>12&m*aw[3]
+		x = binary.LittleEndian.Uint64(q[(64+4*p)&255:])
+		s += x&m*aw[4] + x>>8&m*aw[5] + x>>4&m*aw[6] + x>>12&m*aw[7]
+		x = binary.LittleEndian.Uint64(q[(128+4*p)&255:])
+		s += x&m*aw[8] + x>>8&m*aw[9] + x>>4&m*aw[10] + x>>12&m*aw[11]
+		x = binary.LittleEndian.Uint64(q[(192+4*p)&255:])
+		s += x&m*aw[12] + x>>8&m*aw[13] + x>>4&m*aw[14] + x>>12&m*aw[15]
+		d := binary.LittleEndian.Uint64(f[(4*p)&63:]) // rows p and p+1's scales
+		acc[p&15] = blockStep(acc[p&15], int32(int16(s>>16)), math.Float32frombits(uint32(d)), da)
+		acc[(p+1)&15] = blockStep(acc[(p+1)&15], int32(int16(s>>48)), math.Float32frombits(uint32(d>>32)), da)
+	}
+}
+
 // q4Spread writes the weight words of one group (len(dst) blocks): block b,
-// row rr, word t at dst[b][8·rr + t], as q4Group forms them.
+// row rr, word t at dst[b][8·rr + t]: the word of bytes 2h, 2h+1 (h = t&1)
+// of chunk t>>1, to meet q4ActWords' word t.
 func q4Spread(dst [][8 * GroupRows]uint64, grp []byte, l layout) {
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0)
@@ -238,7 +321,10 @@ func q4Spread(dst [][8 * GroupRows]uint64, grp []byte, l layout) {
 	}
 }
 
-// q4GroupSpread is q4Group over weight words written by q4Spread.
+// q4GroupSpread sets out[rr] for the nr = len(out) rows of one group from
+// its weight words (q4Spread), its scales sc (groupScales) and one
+// activation row's q4ActWords: block by block, all 16 rows, so that the
+// block's activation words stay in registers.
 func q4GroupSpread(out []float32, ww [][8 * GroupRows]uint64, sc []float32, act [][q4Words]uint64, da []float32) {
 	var acc [GroupRows]float32
 	ww = ww[:len(act)]
@@ -276,7 +362,9 @@ func q8ActWords(dst [][q8Words]uint64, a []int8) {
 	}
 }
 
-// q8Group is q4Group for Q8_0 quants, two rows per multiply.
+// q8Group sets out[rr] for the nr = len(out) rows of one group of Q8_0
+// quants with one activation row's q8ActWords: block by block, all 16 rows
+// (the padding rows of a last group too), two rows per multiply.
 func q8Group(out []float32, grp []byte, l layout, sc []float32, act [][q8Words]uint64, da []float32) {
 	var acc, tmp [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]

@@ -10,7 +10,8 @@ import (
 // The fast pure-Go packed product (packedMatMulGeneric) against its
 // definition (packedMatMulRef), bit for bit, on the values that reach the
 // bounds its integer tricks rely on (packed_generic.go): every Q8_0 quant
-// −128 or 127, every Q4_0 nibble 0 or 15, activations ±127, and random ones;
+// −128 or 127, every Q4_0 nibble 0 or 15, activations ±127 (every product
+// at its largest, "max", and at its most negative, "neg"), and random ones;
 // both scale layouts, awkward block and row counts, many activation rows.
 
 // genericCase builds a packed matrix and activations; kind picks the values.
@@ -23,7 +24,7 @@ func genericCase(rng *rand.Rand, q4, f16 bool, rows, nb, n int, kind string) (Pa
 	da := make([]float32, n*nb)
 	for i := range w8 {
 		switch kind {
-		case "max":
+		case "max", "neg":
 			w8[i] = -128
 		case "min":
 			w8[i] = 127
@@ -35,7 +36,7 @@ func genericCase(rng *rand.Rand, q4, f16 bool, rows, nb, n int, kind string) (Pa
 	}
 	for i := range w4 {
 		switch kind {
-		case "max":
+		case "max", "neg":
 			w4[i] = 0x00 // every weight −8
 		case "min":
 			w4[i] = 0xff // every weight 7
@@ -49,7 +50,7 @@ func genericCase(rng *rand.Rand, q4, f16 bool, rows, nb, n int, kind string) (Pa
 		switch kind {
 		case "max":
 			a[i] = -127
-		case "min", "alt":
+		case "min", "alt", "neg":
 			a[i] = 127
 		default:
 			a[i] = int8(rng.IntN(255) - 127)
@@ -81,7 +82,7 @@ func runPacked(kernel func([]float32, int, []byte, int, bool, bool, []int8, []fl
 
 func TestPackedGenericMatchesRef(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 4))
-	for _, kind := range []string{"random", "max", "min", "alt"} {
+	for _, kind := range []string{"random", "max", "min", "alt", "neg"} {
 		for _, q4 := range []bool{false, true} {
 			for _, f16 := range []bool{false, true} {
 				for _, nb := range []int{1, 2, 3, 7, 8, 15, 17, 33} {
