@@ -1,0 +1,84 @@
+package mlb_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlb/mlbtest"
+)
+
+// The tests of this file come from the mutants gremlins found alive
+// (docs/RELIABILITY.md, "Mutation testing"): each asserts behaviour that no
+// other test pinned down.
+
+// TestErrorText: an error with a known offset ends its message with the offset
+// in hex (0 included: a bad magic is at byte 0), and an IO error, which has
+// none, says nothing of an offset.
+func TestErrorText(t *testing.T) {
+	b := validBytes(t, mlbtest.Base())
+	copy(b, "MLB2")
+	_, err := mlb.Parse(b)
+	if err == nil || !strings.HasSuffix(err.Error(), " (at offset 0x0)") {
+		t.Errorf("bad magic: got %v, want it to end with (at offset 0x0)", err)
+	}
+	b = validBytes(t, mlbtest.Base())
+	b[mlb.ReservedStart+1] = 1
+	_, err = mlb.Parse(b)
+	want := " (at offset 0xb9)" // byte 185
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("reserved byte: got %v, want it to end with %q", err, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "bytes 184 to 255 are reserved") {
+		t.Errorf("reserved byte: got %v, want it to name bytes 184 to 255", err)
+	}
+
+	_, err = mlb.Open(filepath.Join(t.TempDir(), "missing.mlb"))
+	if err == nil || strings.Contains(err.Error(), "offset") {
+		t.Errorf("missing file: got %v, want an error without an offset", err)
+	}
+	var e *mlb.Error
+	if !errors.As(err, &e) || e.Offset != -1 {
+		t.Errorf("missing file: got %#v, want Offset -1", e)
+	}
+
+	h := mlbtest.Base()
+	// A writer whose temp file cannot be created: a folder that does not exist.
+	_, err = mlb.Create(filepath.Join(t.TempDir(), "no", "such", "dir", "x.mlb"), &h)
+	if err == nil || strings.Contains(err.Error(), "offset") {
+		t.Errorf("create in a missing folder: got %v, want an error without an offset", err)
+	}
+	if !errors.As(err, &e) || e.Offset != -1 || e.Code != mlb.CodeIO {
+		t.Errorf("create in a missing folder: got %#v, want ML_E_IO with Offset -1", e)
+	}
+}
+
+// TestErrorIsSentinelOnly: errors.Is matches an *Error with its code's
+// sentinel and with itself, not with another error of the same code.
+func TestErrorIsSentinelOnly(t *testing.T) {
+	open := func(b []byte) error {
+		_, err := mlb.Parse(b)
+		if err == nil {
+			t.Fatal("got no error")
+		}
+		return err
+	}
+	b := validBytes(t, mlbtest.Base())
+	copy(b, "MLB2")
+	e1 := open(b)
+	b = validBytes(t, mlbtest.Base())
+	b[mlb.ReservedStart] = 1
+	e2 := open(b)
+	var a, c *mlb.Error
+	if !errors.As(e1, &a) || !errors.As(e2, &c) || a.Code != c.Code {
+		t.Fatalf("want two ML_E_FORMAT errors, got %v and %v", e1, e2)
+	}
+	if errors.Is(e1, c) || errors.Is(e2, a) {
+		t.Errorf("errors.Is matches two different errors of one code: %v, %v", e1, e2)
+	}
+	if !a.Is(a) || !errors.Is(e1, mlb.ErrFormat) || errors.Is(e1, mlb.ErrShape) {
+		t.Errorf("errors.Is of %v: want itself and ErrFormat only", e1)
+	}
+}
