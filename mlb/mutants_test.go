@@ -2,6 +2,7 @@ package mlb_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +81,49 @@ func TestErrorIsSentinelOnly(t *testing.T) {
 	}
 	if !a.Is(a) || !errors.Is(e1, mlb.ErrFormat) || errors.Is(e1, mlb.ErrShape) {
 		t.Errorf("errors.Is of %v: want itself and ErrFormat only", e1)
+	}
+}
+
+// TestFFNPaddingNibble: in a Q4_0 file a byte holds weights j and j+16 of a
+// block; the padding check reads the nibble of the weight it checks. A
+// changed high nibble at j = 16 (column 16 of a padded row of w1) and at
+// j = 17 (column 81 of w2, a padded column) is refused and named by row and
+// column; a changed low nibble of the same w2 byte (column 65, a true
+// channel) is accepted.
+func TestFFNPaddingNibble(t *testing.T) {
+	for _, c := range []struct {
+		tensor string
+		r, c   int
+		flip   byte
+		bad    bool
+	}{
+		{"blk.0.w1", 81, 16, 0x10, true},
+		{"blk.1.w2", 0, 81, 0x10, true},
+		{"blk.1.w2", 0, 65, 0x01, false},
+	} {
+		h := padded(mlb.WTypeQ4_0)
+		b := validBytes(t, h)
+		f, err := openBytes(t, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := quantByte(t, f, c.tensor, c.r, c.c)
+		f.Close()
+		b[off] ^= c.flip
+		_, err = mlb.Parse(b)
+		if !c.bad {
+			if err != nil {
+				t.Errorf("%s (%d, %d): a true channel's weight refused: %v", c.tensor, c.r, c.c, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("row %d, column %d", c.r, c.c)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error naming %s", c.tensor, err, want)
+		}
+		var e *mlb.Error
+		if !errors.As(err, &e) || e.Offset != int64(off) {
+			t.Errorf("%s: got %v, want offset %#x", c.tensor, err, off)
+		}
 	}
 }
