@@ -87,21 +87,24 @@ func TestErrorIsSentinelOnly(t *testing.T) {
 // TestFFNPaddingNibble: in a Q4_0 file a byte holds weights j and j+16 of a
 // block; the padding check reads the nibble of the weight it checks. A
 // changed high nibble at j = 16 (column 16 of a padded row of w1) and at
-// j = 17 (column 81 of w2, a padded column) is refused and named by row and
-// column; a changed low nibble of the same w2 byte (column 65, a true
-// channel) is accepted.
+// j = 17 (column 81 of w2, a padded column) is refused and named by row,
+// column, the padded channels and the byte's offset; a changed low nibble of
+// the same w2 byte (column 65, a true channel) is accepted. A Q8_0 weight's
+// offset is its own byte (row 1 of w2: 96 + 81 bytes into the quants).
 func TestFFNPaddingNibble(t *testing.T) {
 	for _, c := range []struct {
+		wtype  uint32
 		tensor string
 		r, c   int
 		flip   byte
 		bad    bool
 	}{
-		{"blk.0.w1", 81, 16, 0x10, true},
-		{"blk.1.w2", 0, 81, 0x10, true},
-		{"blk.1.w2", 0, 65, 0x01, false},
+		{mlb.WTypeQ4_0, "blk.0.w1", 81, 16, 0x10, true},
+		{mlb.WTypeQ4_0, "blk.1.w2", 0, 81, 0x10, true},
+		{mlb.WTypeQ4_0, "blk.1.w2", 0, 65, 0x01, false},
+		{mlb.WTypeQ8_0, "blk.1.w2", 1, 81, 0x01, true},
 	} {
-		h := padded(mlb.WTypeQ4_0)
+		h := padded(c.wtype)
 		b := validBytes(t, h)
 		f, err := openBytes(t, b)
 		if err != nil {
@@ -117,9 +120,10 @@ func TestFFNPaddingNibble(t *testing.T) {
 			}
 			continue
 		}
-		want := fmt.Sprintf("row %d, column %d", c.r, c.c)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v, want an error naming %s", c.tensor, err, want)
+		for _, want := range []string{fmt.Sprintf("row %d, column %d", c.r, c.c), "channels 81 to 95 zero padding"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: got %v, want an error saying %q", c.tensor, err, want)
+			}
 		}
 		var e *mlb.Error
 		if !errors.As(err, &e) || e.Offset != int64(off) {
