@@ -131,3 +131,27 @@ func TestFFNPaddingNibble(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerFlagRange: LayerFlag returns the stored byte of a layer that has
+// one, 0 for a layer number outside the flags (it indexes nothing), and
+// FlagSliding for every layer of a file without flag bytes whose
+// sliding_window is set.
+func TestLayerFlagRange(t *testing.T) {
+	h := mlb.Header{LayerFlags: 1, SlidingWindow: 8, Flags: []uint8{mlb.FlagSliding | mlb.FlagLocalRoPE, mlb.FlagNoRoPE}}
+	for _, c := range []struct {
+		l    int
+		want uint8
+	}{{0, mlb.FlagSliding | mlb.FlagLocalRoPE}, {1, mlb.FlagNoRoPE}, {2, 0}, {3, 0}, {-1, 0}} {
+		if got := h.LayerFlag(c.l); got != c.want {
+			t.Errorf("LayerFlag(%d) got %#x, want %#x", c.l, got, c.want)
+		}
+	}
+	h = mlb.Header{SlidingWindow: 8}
+	if got := h.LayerFlag(5); got != mlb.FlagSliding {
+		t.Errorf("no flag bytes, sliding_window 8: LayerFlag(5) got %#x, want %#x", got, mlb.FlagSliding)
+	}
+	h.SlidingWindow = 0
+	if got := h.LayerFlag(5); got != 0 {
+		t.Errorf("no flag bytes, sliding_window 0: LayerFlag(5) got %#x, want 0", got)
+	}
+}
