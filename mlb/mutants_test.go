@@ -1,6 +1,7 @@
 package mlb_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -153,5 +154,42 @@ func TestLayerFlagRange(t *testing.T) {
 	h.SlidingWindow = 0
 	if got := h.LayerFlag(5); got != 0 {
 		t.Errorf("no flag bytes, sliding_window 0: LayerFlag(5) got %#x, want 0", got)
+	}
+}
+
+// TestMixedTableTensor: the type table of a mixed file is the body tensor
+// "type_table" (a top-level name, not a layer's), U8 with one byte per
+// matrix, first in the body or right after the layer flags (at 256 + the
+// flags rounded up to 64), and it loads as the codes written.
+func TestMixedTableTensor(t *testing.T) {
+	for _, flags := range []bool{false, true} {
+		h := mlbtest.Mixed(mlb.Q8_0, mlb.Q4_K, mlb.Q4_0)
+		first, at := 0, int64(mlb.HeaderSize)
+		if flags {
+			h.LayerFlags, h.Flags = 1, make([]uint8, h.NLayers)
+			first, at = 1, mlb.HeaderSize+64
+		}
+		ts, err := mlb.Tensors(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mlb.TensorInfo{Name: "type_table", Type: mlb.U8, Rows: 1, Cols: h.NumMatrices()}
+		if ts[first] != want {
+			t.Errorf("layer flags %v: tensor %d got %+v, want %+v", flags, first, ts[first], want)
+		}
+		arrs, err := mlb.Layout(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := arrs[first]; a.Name != "type_table" || a.Offset != at || a.Bytes != int64(h.NumMatrices()) {
+			t.Errorf("layer flags %v: array %d got %+v, want type_table at %d, %d bytes", flags, first, a, at, h.NumMatrices())
+		}
+		f, err := mlb.Parse(validBytes(t, h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt := f.Tensor("type_table"); tt == nil || !bytes.Equal(tt.Q, h.Types) {
+			t.Errorf("layer flags %v: type_table tensor %v, want the codes %v", flags, tt, h.Types)
+		}
 	}
 }
