@@ -2,8 +2,11 @@ package mlb_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,6 +193,157 @@ func TestMixedTableTensor(t *testing.T) {
 		}
 		if tt := f.Tensor("type_table"); tt == nil || !bytes.Equal(tt.Q, h.Types) {
 			t.Errorf("layer flags %v: type_table tensor %v, want the codes %v", flags, tt, h.Types)
+		}
+	}
+}
+
+// TestTruncationEdges: a file cut exactly at the end of an array's data holds
+// that array whole, so the loader names the next one, at the next one's
+// offset (layer_flags, type_table and every array of the body, in files with
+// both tables and without); a cut at an array's start names that array at its
+// offset, and the message gives the bytes the array needs.
+func TestTruncationEdges(t *testing.T) {
+	mixed := mlbtest.Mixed(mlb.Q8_0, mlb.Q4_K)
+	mixed.LayerFlags, mixed.Flags = 1, make([]uint8, mixed.NLayers)
+	hs := map[string]mlb.Header{"mixed_flags": mixed}
+	for _, name := range []string{"q8", "gemma3_local_rope", "qwen35_linear_q4_mask"} {
+		hs[name] = mlbtest.CaseHeader(t, name)
+	}
+	for name, h := range hs {
+		t.Run(name, func(t *testing.T) {
+			b := validBytes(t, h)
+			arrs, err := mlb.Layout(&h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range arrs {
+				cuts := []struct {
+					n    int64
+					next mlb.Array
+				}{{a.Offset, a}}
+				if i+1 < len(arrs) {
+					cuts = append(cuts, struct {
+						n    int64
+						next mlb.Array
+					}{a.End(), arrs[i+1]})
+				}
+				for _, c := range cuts {
+					_, err := mlb.Parse(b[:c.n])
+					var e *mlb.Error
+					if !errors.As(err, &e) || e.Code != mlb.CodeFormat || e.Tensor != c.next.Name || e.Offset != c.next.Offset {
+						t.Fatalf("cut at %d: got %v, want ML_E_FORMAT naming %s at offset %d", c.n, err, c.next.Name, c.next.Offset)
+					}
+					if c.next.Tensor == "layer_flags" || c.next.Tensor == "type_table" {
+						continue
+					}
+					want := fmt.Sprintf("needs bytes %d to %d", c.next.Offset, c.next.End())
+					if !strings.Contains(err.Error(), want) {
+						t.Fatalf("cut at %d: got %v, want it to say %q", c.n, err, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTensorsInPlace: Parse returns tensors that point into its input where
+// the bytes allow (an F32 tensor and f32 scales of an aligned image): a
+// change to the input shows through. A one-byte-shifted image gives the same
+// values from copies.
+func TestTensorsInPlace(t *testing.T) {
+	h := mlbtest.CaseHeader(t, "q8")
+	b := validBytes(t, h)
+	f, err := mlb.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := f.Tensor("blk.0.attn_norm")
+	var at int64 = -1
+	for _, a := range f.Arrays {
+		if a.Name == "blk.0.attn_norm" {
+			at = a.Offset
+		}
+	}
+	if norm == nil || at < 0 || len(norm.F32) != int(h.Dim) {
+		t.Fatalf("no blk.0.attn_norm of %d values", h.Dim)
+	}
+	binary.LittleEndian.PutUint32(b[at+4:], math.Float32bits(1.5))
+	if norm.F32[1] != 1.5 {
+		t.Errorf("aligned image: attn_norm[1] got %v after writing 1.5 into the input, want the tensor in place", norm.F32[1])
+	}
+	buf := make([]byte, len(b)+1)
+	copy(buf[1:], b)
+	g, err := mlb.Parse(buf[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := g.Tensor("blk.0.attn_norm").F32; len(v) != int(h.Dim) || v[1] != 1.5 {
+		t.Errorf("shifted image: attn_norm got %d values, [1] = %v, want %d and 1.5", len(v), v[1], h.Dim)
+	}
+}
+
+// TestReadHeaderShort: ReadHeader of a file shorter than the header (or
+// empty) is a format error, as Parse gives, not an IO error; of a directory
+// it is an IO error; of a valid file it is the header Open reads.
+func TestReadHeaderShort(t *testing.T) {
+	b := validBytes(t, mlbtest.Base())
+	dir := t.TempDir()
+	for _, n := range []int{0, 3, 100, mlb.HeaderSize - 1} {
+		p := filepath.Join(dir, fmt.Sprintf("short%d.mlb", n))
+		if err := os.WriteFile(p, b[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := mlb.ReadHeader(p)
+		if mlb.CodeOf(err) != mlb.CodeFormat || !strings.Contains(err.Error(), p) {
+			t.Errorf("%d bytes: got %v, want ML_E_FORMAT naming the file", n, err)
+		}
+	}
+	if _, err := mlb.ReadHeader(dir); mlb.CodeOf(err) != mlb.CodeIO {
+		t.Errorf("a directory: got %v, want ML_E_IO", err)
+	}
+	_, err := mlb.Open(dir)
+	if err == nil || strings.Contains(err.Error(), "offset") {
+		t.Errorf("Open of a directory: got %v, want an error without an offset", err)
+	}
+	p := filepath.Join(dir, "ok.mlb")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := mlb.ReadHeader(p)
+	want := mlbtest.Base()
+	if err != nil || !bytes.Equal(h.Marshal(), want.Marshal()) {
+		t.Errorf("valid file: got %+v, %v, want the header written", h, err)
+	}
+}
+
+// TestNumMatrices: the type table's length as docs/FORMATS.md gives it, 1
+// (tok_emb) + per layer 7 (+1 with attn_gate; a linear layer: 8) + 1 (wcls,
+// unless shared_classifier), and the count of matrices the body lists.
+func TestNumMatrices(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want int
+	}{
+		{"q8", 1 + 2*7 + 1},                      // 2 layers
+		{"gemma3_local_rope", 1 + 3*7},           // 3 layers, shared classifier
+		{"qwen35_linear_q4_mask", 1 + 8 + 8 + 1}, // a linear layer, then one with attn_gate
+	} {
+		h := mlbtest.CaseHeader(t, c.name)
+		if got := h.NumMatrices(); got != c.want {
+			t.Errorf("%s: NumMatrices got %d, want %d", c.name, got, c.want)
+		}
+		ts, err := mlb.Tensors(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ti := range ts {
+			if ti.Type.Quantized() {
+				n++
+			}
+		}
+		if n != c.want {
+			t.Errorf("%s: %d matrices in the body, want %d", c.name, n, c.want)
 		}
 	}
 }
