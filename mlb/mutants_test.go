@@ -347,3 +347,62 @@ func TestNumMatrices(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseAndQ8: Close succeeds (and is idempotent) on a mapped file, a file
+// read into memory and a parsed image, and clears the tensors; a bad file on
+// the read path is refused cleanly. Q8 is the quants as int8, nil for none.
+func TestCloseAndQ8(t *testing.T) {
+	defer func() { *mlb.NoMmap = false }()
+	p := mlbtest.Write(t, t.TempDir(), mlbtest.CaseHeader(t, "q8"), 3)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"mmap", "read", "parse"} {
+		*mlb.NoMmap = how == "read"
+		var f *mlb.File
+		if how == "parse" {
+			f, err = mlb.Parse(b)
+		} else {
+			f, err = mlb.Open(p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Mapped != (how == "mmap") {
+			t.Errorf("%s: Mapped is %v", how, f.Mapped)
+		}
+		tn := f.Tensor("tok_emb")
+		q8 := tn.Q8()
+		if len(q8) != len(tn.Q) || len(q8) == 0 {
+			t.Fatalf("%s: Q8 has %d values, want %d", how, len(q8), len(tn.Q))
+		}
+		for i, v := range tn.Q {
+			if q8[i] != int8(v) {
+				t.Fatalf("%s: Q8()[%d] got %d, want %d", how, i, q8[i], int8(v))
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("%s: Close: %v", how, err)
+		}
+		if err := f.Close(); err != nil {
+			t.Errorf("%s: second Close: %v", how, err)
+		}
+		if f.Tensors != nil || f.Tensor("tok_emb") != nil {
+			t.Errorf("%s: tensors left after Close", how)
+		}
+	}
+	*mlb.NoMmap = true
+	bad := append([]byte(nil), b...)
+	copy(bad, "GGUF")
+	q := filepath.Join(t.TempDir(), "bad.mlb")
+	if err := os.WriteFile(q, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mlb.Open(q); mlb.CodeOf(err) != mlb.CodeFormat {
+		t.Errorf("bad magic on the read path: got %v, want ML_E_FORMAT", err)
+	}
+	if q8 := (&mlb.Tensor{}).Q8(); q8 != nil {
+		t.Errorf("Q8 of no quants got %v, want nil", q8)
+	}
+}
