@@ -406,3 +406,23 @@ func TestCloseAndQ8(t *testing.T) {
 		t.Errorf("Q8 of no quants got %v, want nil", q8)
 	}
 }
+
+// TestBodyEnd: the size bodyEnd computes without allocating is the end of the
+// last array Layout places, and its count is the number of tensors.
+func TestBodyEnd(t *testing.T) {
+	for _, name := range []string{"q8", "q4_mask_all_f16", "gemma3_local_rope", "qwen35_linear_q4_mask"} {
+		h := mlbtest.CaseHeader(t, name)
+		arrs, err := mlb.Layout(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := mlb.Tensors(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, n, err := mlb.BodyEnd(&h)
+		if err != nil || end != arrs[len(arrs)-1].End() || n != len(ts) {
+			t.Errorf("%s: BodyEnd got %d, %d, %v, want %d, %d", name, end, n, err, arrs[len(arrs)-1].End(), len(ts))
+		}
+	}
+}
