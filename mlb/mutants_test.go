@@ -163,7 +163,8 @@ func TestLayerFlagRange(t *testing.T) {
 // TestMixedTableTensor: the type table of a mixed file is the body tensor
 // "type_table" (a top-level name, not a layer's), U8 with one byte per
 // matrix, first in the body or right after the layer flags (at 256 + the
-// flags rounded up to 64), and it loads as the codes written.
+// flags rounded up to 64), and it loads as the codes written. Array.Type
+// names the block type of each blocks array only.
 func TestMixedTableTensor(t *testing.T) {
 	for _, flags := range []bool{false, true} {
 		h := mlbtest.Mixed(mlb.Q8_0, mlb.Q4_K, mlb.Q4_0)
@@ -186,6 +187,25 @@ func TestMixedTableTensor(t *testing.T) {
 		}
 		if a := arrs[first]; a.Name != "type_table" || a.Offset != at || a.Bytes != int64(h.NumMatrices()) {
 			t.Errorf("layer flags %v: array %d got %+v, want type_table at %d, %d bytes", flags, first, a, at, h.NumMatrices())
+		}
+		// Array.Type is the block type of a blocks array, and 0 for the others.
+		types := map[string]mlb.DType{}
+		for _, ti := range ts {
+			types[ti.Name] = ti.Type
+		}
+		blocks := 0
+		for _, a := range arrs {
+			want := mlb.DType(0)
+			if a.Elem == mlb.ElemBlocks {
+				want = types[a.Tensor]
+				blocks++
+			}
+			if a.Type != want {
+				t.Errorf("array %s (%v): Type got %v, want %v", a.Name, a.Elem, a.Type, want)
+			}
+		}
+		if blocks == 0 {
+			t.Error("no blocks array in a file with Q4_K matrices")
 		}
 		f, err := mlb.Parse(validBytes(t, h))
 		if err != nil {
