@@ -221,7 +221,8 @@ func TestMixedTableTensor(t *testing.T) {
 // that array whole, so the loader names the next one, at the next one's
 // offset (layer_flags, type_table and every array of the body, in files with
 // both tables and without); a cut at an array's start names that array at its
-// offset, and the message gives the bytes the array needs.
+// offset, and the message gives the bytes the array needs. The cut image has
+// no capacity past its end, so a read past it fails the test.
 func TestTruncationEdges(t *testing.T) {
 	mixed := mlbtest.Mixed(mlb.Q8_0, mlb.Q4_K)
 	mixed.LayerFlags, mixed.Flags = 1, make([]uint8, mixed.NLayers)
@@ -248,15 +249,18 @@ func TestTruncationEdges(t *testing.T) {
 					}{a.End(), arrs[i+1]})
 				}
 				for _, c := range cuts {
-					_, err := mlb.Parse(b[:c.n])
+					_, err := mlb.Parse(b[:c.n:c.n]) // no capacity past the cut, as in a mapping
 					var e *mlb.Error
 					if !errors.As(err, &e) || e.Code != mlb.CodeFormat || e.Tensor != c.next.Name || e.Offset != c.next.Offset {
 						t.Fatalf("cut at %d: got %v, want ML_E_FORMAT naming %s at offset %d", c.n, err, c.next.Name, c.next.Offset)
 					}
-					if c.next.Tensor == "layer_flags" || c.next.Tensor == "type_table" {
-						continue
-					}
 					want := fmt.Sprintf("needs bytes %d to %d", c.next.Offset, c.next.End())
+					switch c.next.Tensor {
+					case "layer_flags":
+						want = fmt.Sprintf("%d layer flag bytes at offset %d", c.next.Bytes, c.next.Offset)
+					case "type_table":
+						want = fmt.Sprintf("%d type table bytes at offset %d", c.next.Bytes, c.next.Offset)
+					}
 					if !strings.Contains(err.Error(), want) {
 						t.Fatalf("cut at %d: got %v, want it to say %q", c.n, err, want)
 					}
@@ -445,4 +449,28 @@ func TestBodyEnd(t *testing.T) {
 			t.Errorf("%s: BodyEnd got %d, %d, %v, want %d, %d", name, end, n, err, arrs[len(arrs)-1].End(), len(ts))
 		}
 	}
+}
+
+// TestMinus128Offset: the error for a Q8_0 quant of -128 points at that byte.
+func TestMinus128Offset(t *testing.T) {
+	h := mlbtest.CaseHeader(t, "q8")
+	b := validBytes(t, h)
+	arrs, err := mlb.Layout(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range arrs {
+		if a.Name != "blk.1.wq.q" {
+			continue
+		}
+		at := a.Offset + 64*5 + 7
+		b[at] = 0x80
+		_, err := mlb.Parse(b)
+		var e *mlb.Error
+		if !errors.As(err, &e) || e.Offset != at || e.Tensor != "blk.1.wq" {
+			t.Errorf("got %v, want ML_E_FORMAT for blk.1.wq at offset %#x", err, at)
+		}
+		return
+	}
+	t.Fatal("no blk.1.wq.q")
 }
