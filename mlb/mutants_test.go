@@ -474,3 +474,14 @@ func TestMinus128Offset(t *testing.T) {
 	}
 	t.Fatal("no blk.1.wq.q")
 }
+
+// TestValidateTypesNoOffset: Validate of a header alone does not know where
+// the type table lies, so its type-table errors carry no offset (-1).
+func TestValidateTypesNoOffset(t *testing.T) {
+	h := mlbtest.Mixed(mlb.Q8_0)
+	h.Types[2] = 200
+	var e *mlb.Error
+	if err := h.Validate(); !errors.As(err, &e) || e.Code != mlb.CodeFormat || e.Offset != -1 {
+		t.Errorf("got %v, want ML_E_FORMAT with offset -1", err)
+	}
+}
