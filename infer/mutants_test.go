@@ -109,3 +109,68 @@ func TestBatchEmptyItemSameSession(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerEdges pins the sampler's rules where a comparison decides
+// (sample.go): top-k among tied logits keeps the lowest ids (`worse`'s id
+// order); min-p keeps a token whose probability equals MinP × the top one
+// (`p >= lim`); top-p stops at the first token whose cumulative probability
+// reaches TopP of the total (`cum >= tp·total`); the repetition penalty covers
+// the last RepeatLastN accepted tokens only, however many were accepted, and
+// ignores tokens outside the vocabulary.
+func TestSamplerEdges(t *testing.T) {
+	const n = 400
+	only := func(name string, opt SamplerOptions, logits []float32, allowed ...int) []int {
+		t.Helper()
+		counts := draw(opt, logits, n)
+		for id, c := range counts {
+			if c > 0 && !slices.Contains(allowed, id) {
+				t.Errorf("%s: drew token %d %d times, want only %v", name, id, c, allowed)
+			}
+		}
+		return counts
+	}
+	// Three tokens tie for the top logit; top-2 keeps ids 0 and 1 (equal logit:
+	// the lower id ranks higher), whose probabilities are equal.
+	tied := []float32{1, 1, 1, 0}
+	c := only("top-k 2 of three tied", SamplerOptions{Temp: 1, TopK: 2, Seed: 1}, tied, 0, 1)
+	if c[0] < n/4 || c[1] < n/4 {
+		t.Errorf("top-k 2 of three tied: counts %v, want about %d each for tokens 0 and 1", c, n/2)
+	}
+	only("top-k 1 of three tied", SamplerOptions{Temp: 1, TopK: 1, Seed: 2}, tied, 0)
+	only("top-k 1, the tie last", SamplerOptions{Temp: 1, TopK: 1, Seed: 3}, []float32{0, 2, 1, 2}, 1)
+	// Min-p 1: keep the tokens whose probability equals the top one.
+	c = only("min-p 1", SamplerOptions{Temp: 1, MinP: 1, Seed: 4}, []float32{0, 3, -1, 3}, 1, 3)
+	if c[1] < n/4 || c[3] < n/4 {
+		t.Errorf("min-p 1: counts %v, want about %d each for tokens 1 and 3", c, n/2)
+	}
+	// Top-p 0.5 over two equal tokens: the first (lower id) reaches exactly half.
+	only("top-p 0.5 of two equal", SamplerOptions{Temp: 1, TopP: 0.5, Seed: 5}, []float32{0, 0}, 0)
+	only("top-p 0.25 of four equal", SamplerOptions{Temp: 1, TopP: 0.25, Seed: 6}, []float32{5, 5, 5, 5}, 0)
+	c = only("top-p 0.75 of four equal", SamplerOptions{Temp: 1, TopP: 0.75, Seed: 7}, []float32{5, 5, 5, 5}, 0, 1, 2)
+	if c[2] == 0 {
+		t.Errorf("top-p 0.75 of four equal: counts %v, want tokens 0, 1 and 2", c)
+	}
+
+	// Repetition penalty over the last 2 of many accepted tokens: token 0 was
+	// accepted long ago (not penalized, it wins greedily); token 1 is recent.
+	s := NewSampler(SamplerOptions{RepeatPenalty: 2, RepeatLastN: 2})
+	s.Accept(0)
+	for i := range 30 {
+		s.Accept(3 + i%2)
+	}
+	s.Accept(1)
+	if got := s.Sample([]float32{2, 3, 1.9, 0.5, 0.5}); got != 0 {
+		t.Errorf("penalty of the last 2 tokens: got %d, want 0 (token 0 is older, token 1's 3/2 < 2)", got)
+	}
+	if got := s.Sample([]float32{1, 1.5, 0.1, 0.6, 0.5}); got != 0 {
+		t.Errorf("penalty of the last 2 tokens: got %d, want 0 (1.5/2 < 1)", got)
+	}
+	// Tokens outside the vocabulary (-1, len(logits)) are not penalized and do
+	// not fault.
+	s = NewSampler(SamplerOptions{RepeatPenalty: 2})
+	s.Accept(-1)
+	s.Accept(3)
+	if got := s.Sample([]float32{0, 2, 1}); got != 1 {
+		t.Errorf("tokens -1 and 3 accepted, 3 logits: got %d, want 1", got)
+	}
+}
