@@ -2,6 +2,7 @@ package asm
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -42,6 +43,42 @@ func TestQuantizeQ8_0Blocks(t *testing.T) {
 			if q[i] != want[i] {
 				t.Fatalf("block %d element %d: q = %d, want %d", b, i%BlockSize, q[i], want[i])
 			}
+		}
+	}
+}
+
+// TestKernelNames: every variant's String is the name KRAFLA_KERNEL takes, as
+// documented (generic included: dispatch.go's `k >= 0` → `k > 0` named it
+// "Kernel(0)"), ParseKernel inverts it, Description is the documented human
+// name, and a value outside the list prints as Kernel(N).
+func TestKernelNames(t *testing.T) {
+	for _, tc := range []struct {
+		k          Kernel
+		name, desc string
+	}{
+		{Generic, "generic", "pure Go"}, {AVX2, "avx2", "AVX2"}, {AVX512, "avx512", "AVX-512 VNNI"},
+		{NEON, "neon", "NEON"}, {DotProd, "dotprod", "NEON dotprod"}, {I8MM, "i8mm", "NEON I8MM"},
+	} {
+		if got := tc.k.String(); got != tc.name {
+			t.Errorf("Kernel(%d).String() = %q, want %q", int(tc.k), got, tc.name)
+		}
+		if got := tc.k.Description(); got != tc.desc {
+			t.Errorf("Kernel(%d).Description() = %q, want %q", int(tc.k), got, tc.desc)
+		}
+		if k, err := ParseKernel(tc.name); err != nil || k != tc.k {
+			t.Errorf("ParseKernel(%q) = %d, %v; want %d", tc.name, int(k), err, int(tc.k))
+		}
+	}
+	for _, k := range []Kernel{-1, lastKernel + 1, 17} {
+		want := "Kernel(" + strconv.Itoa(int(k)) + ")"
+		if got := k.String(); got != want {
+			t.Errorf("String() of %d = %q, want %q", int(k), got, want)
+		}
+		if got := k.Description(); got != want {
+			t.Errorf("Description() of %d = %q, want %q", int(k), got, want)
+		}
+		if Available(k) {
+			t.Errorf("Available(%d) = true for a value outside the list", int(k))
 		}
 	}
 }
