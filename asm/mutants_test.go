@@ -2,7 +2,9 @@ package asm
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -79,6 +81,129 @@ func TestKernelNames(t *testing.T) {
 		}
 		if Available(k) {
 			t.Errorf("Available(%d) = true for a value outside the list", int(k))
+		}
+	}
+}
+
+// TestShapeChecks: the Q8_0/Q4_0 products accept inputs of exactly the sizes
+// they document and refuse, with their own panic naming the function (not a
+// runtime bounds fault, and before an assembly kernel could read past a
+// slice), every input one element or block short (dot.go's checks, whose
+// comparisons and products gremlins mutated). rows = 3, cols = 64 (2 blocks),
+// n = 2 activation rows.
+func TestShapeChecks(t *testing.T) {
+	const rows, cols, n, nb = 3, 64, 2, 2
+	mustPanic := func(what, name string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			r := recover()
+			if r == nil {
+				t.Errorf("%s: no panic", what)
+				return
+			}
+			if s, ok := r.(string); !ok || !strings.HasPrefix(s, "asm: "+name+":") {
+				t.Errorf("%s: panic %v, want asm's own for %s", what, r, name)
+			}
+		}()
+		f()
+	}
+	noPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if r := recover(); r != nil {
+				t.Errorf("%s: panic %v", what, r)
+			}
+		}()
+		f()
+	}
+	w8 := make([]int8, rows*cols)
+	w4 := make([]byte, rows*cols/2)
+	dw := make([]float32, rows*nb)
+	a := make([]int8, n*cols)
+	da := make([]float32, n*nb)
+	out := make([]float32, (n-1)*rows+rows)
+	for _, tc := range []struct {
+		name string
+		call func(w8 []int8, w4 []byte, dw []float32, a []int8, da []float32, out []float32, ldo, rows, n int)
+		wlen int // 8: the int8 weights are used, 4: the nibbles
+	}{
+		{"DotQ8_0", func(w8 []int8, _ []byte, dw []float32, a []int8, da []float32, _ []float32, _, _, _ int) {
+			DotQ8_0(w8, dw, a, da)
+		}, 8},
+		{"DotQ4_0", func(_ []int8, w4 []byte, dw []float32, a []int8, da []float32, _ []float32, _, _, _ int) {
+			DotQ4_0(w4, dw, a, da)
+		}, 4},
+	} {
+		// One row, one activation row.
+		noPanic(tc.name+" exact", func() { tc.call(w8[:cols], w4[:cols/2], dw[:nb], a[:cols], da[:nb], nil, 0, 0, 0) })
+		mustPanic(tc.name+" len(a) not a multiple of 32", tc.name, func() { tc.call(w8, w4, dw, a[:cols-1], da, nil, 0, 0, 0) })
+		if tc.wlen == 8 {
+			mustPanic(tc.name+" w short", tc.name, func() { tc.call(w8[:cols-1], w4, dw, a[:cols], da, nil, 0, 0, 0) })
+		} else {
+			mustPanic(tc.name+" w short", tc.name, func() { tc.call(w8, w4[:cols/2-1], dw, a[:cols], da, nil, 0, 0, 0) })
+		}
+		mustPanic(tc.name+" dw short", tc.name, func() { tc.call(w8, w4, dw[:nb-1], a[:cols], da, nil, 0, 0, 0) })
+		mustPanic(tc.name+" da short", tc.name, func() { tc.call(w8, w4, dw, a[:cols], da[:nb-1], nil, 0, 0, 0) })
+	}
+
+	for _, q4 := range []bool{false, true} {
+		name, wlen := "MatVecQ8_0", rows*cols
+		mv := func(out []float32, wl int, dw []float32, a []int8, da []float32) {
+			MatVecQ8_0(out, w8[:wl], dw, a, da)
+		}
+		if q4 {
+			name, wlen = "MatVecQ4_0", rows*cols/2
+			mv = func(out []float32, wl int, dw []float32, a []int8, da []float32) {
+				MatVecQ4_0(out, w4[:wl], dw, a, da)
+			}
+		}
+		noPanic(name+" exact", func() { mv(out[:rows], wlen, dw, a[:cols], da[:nb]) })
+		mustPanic(name+" len(a) not a multiple of 32", name, func() { mv(out[:rows], wlen, dw, a[:cols+1], da) })
+		mustPanic(name+" w short", name, func() { mv(out[:rows], wlen-1, dw, a[:cols], da) })
+		mustPanic(name+" dw short", name, func() { mv(out[:rows], wlen, dw[:rows*nb-1], a[:cols], da) })
+		mustPanic(name+" da short", name, func() { mv(out[:rows], wlen, dw, a[:cols], da[:nb-1]) })
+		// No columns: the outputs are zero, whatever w holds (none).
+		o := []float32{1, 2, 3}
+		noPanic(name+" no columns", func() { mv(o, 0, nil, nil, nil) })
+		if o[0] != 0 || o[1] != 0 || o[2] != 0 {
+			t.Errorf("%s of no columns: out %v, want zeros", name, o)
+		}
+
+		name = "MatMulQ8_0"
+		mm := func(out []float32, ldo int, wl int, dw []float32, rows int, a []int8, da []float32, n int) {
+			MatMulQ8_0(out, ldo, w8[:wl], dw, rows, a, da, n)
+		}
+		if q4 {
+			name = "MatMulQ4_0"
+			mm = func(out []float32, ldo int, wl int, dw []float32, rows int, a []int8, da []float32, n int) {
+				MatMulQ4_0(out, ldo, w4[:wl], dw, rows, a, da, n)
+			}
+		}
+		noPanic(name+" exact", func() { mm(out, rows, wlen, dw, rows, a, da, n) })
+		noPanic(name+" ldo > rows", func() { mm(make([]float32, rows+4+rows), rows+4, wlen, dw, rows, a, da, n) })
+		mustPanic(name+" n < 0", name, func() { mm(out, rows, wlen, dw, rows, a, da, -1) })
+		mustPanic(name+" rows < 0", name, func() { mm(out, rows, wlen, dw, -1, a, da, n) })
+		mustPanic(name+" len(a) not n × cols", name, func() { mm(out, rows, wlen, dw, rows, a[:len(a)-1], da, n) })
+		mustPanic(name+" cols not a multiple of 32", name, func() { mm(out, rows, wlen, dw, rows, a[:2*(cols-2)], da, n) })
+		mustPanic(name+" ldo < rows", name, func() { mm(out, rows-1, wlen, dw, rows, a, da, n) })
+		mustPanic(name+" out short", name, func() { mm(out[:len(out)-1], rows, wlen, dw, rows, a, da, n) })
+		mustPanic(name+" w short", name, func() { mm(out, rows, wlen-1, dw, rows, a, da, n) })
+		mustPanic(name+" dw short", name, func() { mm(out, rows, wlen, dw[:rows*nb-1], rows, a, da, n) })
+		mustPanic(name+" da short", name, func() { mm(out, rows, wlen, dw, rows, a, da[:n*nb-1], n) })
+		// n = 0 or rows = 0: nothing to do and nothing written.
+		o = []float32{7}
+		noPanic(name+" n = 0", func() { mm(o, 1, 0, nil, 1, nil, nil, 0) })
+		noPanic(name+" rows = 0", func() { mm(o, 0, 0, nil, 0, a, da, n) })
+		if o[0] != 7 {
+			t.Errorf("%s with nothing to do wrote out: %v", name, o)
+		}
+		// No columns: each activation row's outputs are zero, the gap of ldo kept.
+		o = []float32{1, 1, 9, 1, 1}
+		noPanic(name+" no columns", func() { mm(o, 3, 0, nil, 2, make([]int8, 0), nil, 2) })
+		if want := []float32{0, 0, 9, 0, 0}; !slices.Equal(o, want) {
+			t.Errorf("%s of no columns: out %v, want %v", name, o, want)
 		}
 	}
 }
