@@ -1,7 +1,10 @@
 package infer
 
 import (
+	"context"
+	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/mlb/mlbtest"
@@ -172,5 +175,50 @@ func TestSamplerEdges(t *testing.T) {
 	s.Accept(3)
 	if got := s.Sample([]float32{0, 2, 1}); got != 1 {
 		t.Errorf("tokens -1 and 3 accepted, 3 logits: got %d, want 1", got)
+	}
+}
+
+// TestPerplexityBaseContext: the base model's session must hold a whole chunk
+// (BOS included) and may hold exactly that (ppl.go `len(chunks[0]) > base.ctx`
+// → `>=` refused it); a base of another vocabulary is refused.
+func TestPerplexityBaseContext(t *testing.T) {
+	h := mlbtest.Base()
+	m, _ := openModel(t, h, 1)
+	s, err := m.NewSession(SessionOptions{Ctx: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tokens := randTokens(rand.New(rand.NewSource(4)), 20, int(h.Vocab))
+	opt := ChunkOptions{Chunk: 20, BOS: 1}
+	for _, tc := range []struct {
+		ctx int
+		ok  bool
+	}{{21, true}, {20, false}} {
+		b, err := m.NewSession(SessionOptions{Ctx: tc.ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Perplexity(context.Background(), s, b, tokens, opt, nil)
+		b.Close()
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("base context %d for a chunk of 20 + BOS: %v", tc.ctx, err)
+		case tc.ok && (r.KLD > 1e-12 || r.Top1 != 1):
+			t.Errorf("base context %d, the same model: KLD %g, top-1 %g; want 0, 1", tc.ctx, r.KLD, r.Top1)
+		case !tc.ok && err == nil:
+			t.Errorf("base context %d for a chunk of 20 + BOS: got no error", tc.ctx)
+		}
+	}
+	h2 := mlbtest.Base()
+	h2.Vocab++
+	m2, _ := openModel(t, h2, 1)
+	b, err := m2.NewSession(SessionOptions{Ctx: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := Perplexity(context.Background(), s, b, tokens, opt, nil); err == nil || !strings.Contains(err.Error(), "vocab") {
+		t.Errorf("a base of vocabulary %d against %d: error %v, want one naming the vocab", h2.Vocab, h.Vocab, err)
 	}
 }
