@@ -207,3 +207,60 @@ func TestShapeChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestStridedEdges: AxpyF32Strided and AxpyF16Strided equal len(w) successive
+// AxpyF32 calls (over the widened f16 values) at stride 0 (every weight on the
+// same values) and with v exactly (len(w)−1)·stride + len(y) long; one value
+// short or a negative stride is their own panic; no weights or no outputs do
+// nothing (float.go and f16.go's checks, whose comparisons gremlins mutated).
+func TestStridedEdges(t *testing.T) {
+	const m = 5
+	w := []float32{0.5, -1.25, 3}
+	for _, stride := range []int{0, 7} {
+		nv := (len(w)-1)*stride + m
+		v := make([]float32, nv)
+		v16 := make([]uint16, nv)
+		for i := range v {
+			v[i] = float32(i%9) - 3.5 // exact in f16
+			v16[i] = F32ToF16(v[i])
+		}
+		want := []float32{1, 2, 3, 4, 5}
+		for j, a := range w {
+			AxpyF32(want, a, v[j*stride:j*stride+m])
+		}
+		y := []float32{1, 2, 3, 4, 5}
+		AxpyF32Strided(y, w, v, stride)
+		if !slices.Equal(y, want) {
+			t.Errorf("AxpyF32Strided stride %d: %v, want %v", stride, y, want)
+		}
+		y = []float32{1, 2, 3, 4, 5}
+		AxpyF16Strided(y, w, v16, stride)
+		if !slices.Equal(y, want) {
+			t.Errorf("AxpyF16Strided stride %d: %v, want %v", stride, y, want)
+		}
+	}
+	panics := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if r, ok := recover().(string); !ok || !strings.HasPrefix(r, "asm: "+name+":") {
+				t.Errorf("%s: panic %q, want asm's own", name, r)
+			}
+		}()
+		f()
+	}
+	y := make([]float32, m)
+	short := (len(w)-1)*7 + m - 1
+	panics("AxpyF32Strided", func() { AxpyF32Strided(y, w, make([]float32, short), 7) })
+	panics("AxpyF16Strided", func() { AxpyF16Strided(y, w, make([]uint16, short), 7) })
+	panics("AxpyF32Strided", func() { AxpyF32Strided(y, w, make([]float32, 100), -1) })
+	panics("AxpyF16Strided", func() { AxpyF16Strided(y, w, make([]uint16, 100), -1) })
+	y = []float32{1, 2}
+	AxpyF32Strided(y, nil, nil, 3)
+	AxpyF16Strided(y, nil, nil, 3)
+	AxpyF32Strided(nil, w, nil, 3)
+	AxpyF16Strided(nil, w, nil, 3)
+	if y[0] != 1 || y[1] != 2 {
+		t.Errorf("no weights changed y: %v", y)
+	}
+}
