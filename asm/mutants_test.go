@@ -83,6 +83,18 @@ func TestKernelNames(t *testing.T) {
 			t.Errorf("Available(%d) = true for a value outside the list", int(k))
 		}
 	}
+	// AvailableKernels lists exactly the available variants, generic first, in
+	// increasing order (its loop's bound `k <= lastKernel` → `<` drops I8MM,
+	// which only an arm64 build on an I8MM CPU can see).
+	var want []Kernel
+	for k := Generic; k <= I8MM; k++ {
+		if Available(k) {
+			want = append(want, k)
+		}
+	}
+	if got := AvailableKernels(); !slices.Equal(got, want) || got[0] != Generic {
+		t.Errorf("AvailableKernels() = %v, want %v", got, want)
+	}
 }
 
 // TestShapeChecks: the Q8_0/Q4_0 products accept inputs of exactly the sizes
