@@ -222,3 +222,22 @@ func TestPerplexityBaseContext(t *testing.T) {
 		t.Errorf("a base of vocabulary %d against %d: error %v, want one naming the vocab", h2.Vocab, h.Vocab, err)
 	}
 }
+
+// TestRopeLlama3LowFactor: llama3 scaling with low_freq_factor ≠ 1 (the real
+// configs all have 1, where orig/low = orig·low: rope.go's `orig/lo` → `orig*lo`
+// lived), against transformers' formula (hfLlama3 in rope_test.go), on a case
+// whose pairs fall in all three regions.
+func TestRopeLlama3LowFactor(t *testing.T) {
+	const theta, dim, factor, low, high, orig = 1e4, 32, 4, 2, 8, 512
+	want, region := hfLlama3(theta, dim, factor, low, high, orig)
+	n := map[byte]int{}
+	for _, r := range region {
+		n[r]++
+	}
+	if n['m'] < 2 || n['h'] == 0 || n['l'] == 0 {
+		t.Fatalf("regions %q: the case must cross the band", region)
+	}
+	c := &Config{RotDim: dim, RopeTheta: theta, RopeType: ropeLlama3, RopeFactor: factor,
+		RopeLow: low, RopeHigh: high, RopeOrigMaxSeq: orig, RopeAttnFactor: 1}
+	checkInv(t, newRope(c, false).inv, want)
+}
