@@ -10,6 +10,14 @@
 #                                     skip the files whose path matches (gremlins
 #                                     --exclude-files), to cover a large package
 #                                     in parts
+#   GOFLAGS='-run=TestRope|TestForward' MUTATE_EXCLUDE=... scripts/mutate.sh infer
+#                                     run only those tests against each mutant
+#                                     (GOFLAGS reaches every go test gremlins
+#                                     starts): a loaded machine covers a file in
+#                                     a third of the time; a mutant that lives
+#                                     must then be planted by hand and run
+#                                     against the whole package before it is
+#                                     called a survivor
 #
 # asm runs with -tags purego, so the mutants are in the pure-Go twins of the
 # kernels. Results go to mutate-out/PACKAGE.json and .txt (MUTATE_OUT); the
