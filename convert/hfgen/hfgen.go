@@ -29,7 +29,8 @@ import (
 //	qwen2         Qwen2ForCausalLM, q/k/v biases, tied
 //	qwen3         Qwen3ForCausalLM, q/k norms, head_dim ≠ dim/heads
 //	smollm3       SmolLM3ForCausalLM, every second layer without RoPE
-//	gemma         GemmaForCausalLM, MQA, norms stored as g−1
+//	gemma         GemmaForCausalLM, MQA, norms stored as g−1, the embedding
+//	              drawn divided by √hidden_size to offset its multiplier
 //	gemma2        Gemma2ForCausalLM, softcaps, post norms, sliding layers
 //	gemma3        Gemma3ForCausalLM (gemma3_text), local RoPE base, q/k norms
 //	gemma3-mm     Gemma3ForConditionalGeneration: nested text_config relying on
@@ -278,10 +279,20 @@ func build(arch, shape string, d dims) (cfg, text map[string]any, specs []tensor
 		set("rope_theta", 2000000.0, "tie_word_embeddings", true, "no_rope_layer_interval", 2)
 		tied = true
 	case "gemma":
+		// Gemma multiplies the embedding by √hidden_size. Drawn as for the
+		// other families, that would swamp what the layers add (each final
+		// state within cos 0.998 of its own embedding row), so a forward
+		// pass with a wrong embedding, attention or residual scale would
+		// still agree with the reference. The embedding is drawn divided by
+		// √hidden_size, as a trained Gemma's is small (its rows' scale
+		// meets the multiplier); the tied classifier then gives logits of
+		// llama's size. Gemma 2 and 3 normalize each layer's output (post
+		// norms), so their layers are not swamped and are drawn as drawn.
 		arches("GemmaForCausalLM", "gemma")
 		d.kv = 1
 		set("num_key_value_heads", 1, "head_dim", hd, "hidden_act", "gelu", "rms_norm_eps", 1e-6)
 		tied, gemmaNorms = true, true
+		scales = map[string]float32{"embed_tokens.weight": float32(1 / math.Sqrt(float64(d.dim)))}
 	case "gemma2":
 		arches("Gemma2ForCausalLM", "gemma2")
 		set("head_dim", hd, "hidden_activation", "gelu_pytorch_tanh", "hidden_act", "gelu_pytorch_tanh",
