@@ -314,15 +314,21 @@ func TestStoriesKL(t *testing.T) {
 		t.Fatalf("llama-perplexity (base): %v\n%s", err, o)
 	}
 	kl := func(gg string) (float64, float64) {
-		cmd := exec.Command(lp, "-m", gg, "-t", "1", "-b", "256", "--kl-divergence-base", base, "--kl-divergence")
-		cmd.Env = ldEnv
-		o, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("llama-perplexity %s: %v\n%s", gg, err, o)
+		var o []byte
+		var mm [][]byte
+		// llama.cpp's asynchronous log sometimes loses the last lines at
+		// exit on this loaded machine: the run is repeated then
+		for try := 0; mm == nil && try < 3; try++ {
+			cmd := exec.Command(lp, "-m", gg, "-t", "1", "-b", "256", "--kl-divergence-base", base, "--kl-divergence")
+			cmd.Env = ldEnv
+			var err error
+			if o, err = cmd.CombinedOutput(); err != nil {
+				t.Fatalf("llama-perplexity %s: %v\n%s", gg, err, o)
+			}
+			mm = meanKLD.FindSubmatch(o)
 		}
-		mm := meanKLD.FindSubmatch(o)
 		if mm == nil {
-			t.Fatalf("llama-perplexity %s: no Mean KLD line\n%s", gg, o)
+			t.Fatalf("llama-perplexity %s: no Mean KLD line in three runs\n%s", gg, o)
 		}
 		v, _ := strconv.ParseFloat(string(mm[1]), 64)
 		u, _ := strconv.ParseFloat(string(mm[2]), 64)
