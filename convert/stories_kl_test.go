@@ -18,6 +18,7 @@ import (
 
 	"github.com/krafla/krafla/gguf"
 	"github.com/krafla/krafla/infer"
+	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlt"
 	"github.com/krafla/krafla/quantize"
 )
@@ -224,7 +225,11 @@ var meanKLD = regexp.MustCompile(`Mean\s+KLD:\s+([0-9.]+)\s+±\s+([0-9.]+)`)
 // model, context 256), the KL divergence of stories260K (FFN padded to
 // 192) quantized by krafla (convert, then export) and by llama-quantize
 // (from the padded F32 GGUF), each type with and without one importance
-// matrix, and logs the table with each file's bits per weight.
+// matrix, and logs the table with each file's bits per weight. The mixes
+// are made alike: krafla's Q4_0 keeps the shared embedding in Q8_0 (--q8
+// tok_emb) as llama-quantize's Q4_0 does (Q6_K, falling back to Q8_0 at
+// width 64), and llama-quantize's IQ4_NL and IQ4_XS quantize the embedding
+// as IQ4_NL, as krafla's do; the other types are each tool's own mix.
 //
 // Text: stories sampled from the Q8_0 model (temperature 1, from BOS),
 // seeds 1, 2, … for the importance matrix (KRAFLA_KL_CAL tokens, default
@@ -360,11 +365,17 @@ func TestStoriesKL(t *testing.T) {
 	}
 	theirs := func(typ string, withIm bool) cell {
 		gg := filepath.Join(dir, "llama-"+typ+".gguf")
-		args := []string{f32, gg, typ}
+		var args []string
 		if withIm {
 			gg = filepath.Join(dir, "llama-"+typ+"-imatrix.gguf")
-			args = []string{"--imatrix", dat, f32, gg, typ}
+			args = []string{"--imatrix", dat}
 		}
+		if strings.HasPrefix(typ, "IQ4") {
+			// krafla's iq4_nl and iq4_xs quantize the shared embedding as
+			// the rest (llama-quantize: Q6_K, here its Q8_0 fallback)
+			args = append(args, "--token-embedding-type", "iq4_nl", "--output-tensor-type", "iq4_nl")
+		}
+		args = append(args, f32, gg, typ)
 		cmd := exec.Command(lq, args...)
 		cmd.Env = ldEnv
 		if o, err := cmd.CombinedOutput(); err != nil {
@@ -375,11 +386,13 @@ func TestStoriesKL(t *testing.T) {
 		v, u := kl(gg)
 		return cell{bitsPerWeight(t, gg), v, u, true}
 	}
-	q4 := quantize.TypeQ4_0
+	// llama-quantize's Q4_0 keeps the shared embedding in Q6_K (here its
+	// Q8_0 fallback): --q8 tok_emb is the same mix
+	q4, q8e := quantize.TypeQ4_0, uint32(mlb.MaskTokEmb)
 	rows := []row{
-		{name: "q4_0 round", ours: ours("q4_0-round", Options{Type: q4, Q4Rule: "round"}, false), lq: theirs("Q4_0", false)},
-		{name: "q4_0 best fit", ours: ours("q4_0-best", Options{Type: q4, Q4Rule: "best"}, false),
-			oursIm: ours("q4_0-best", Options{Type: q4, Q4Rule: "best"}, true), lqIm: theirs("Q4_0", true)},
+		{name: "q4_0 round", ours: ours("q4_0-round", Options{Type: q4, Q4Rule: "round", Q8Mask: q8e}, false), lq: theirs("Q4_0", false)},
+		{name: "q4_0 best fit", ours: ours("q4_0-best", Options{Type: q4, Q4Rule: "best", Q8Mask: q8e}, false),
+			oursIm: ours("q4_0-best", Options{Type: q4, Q4Rule: "best", Q8Mask: q8e}, true), lqIm: theirs("Q4_0", true)},
 	}
 	for _, c := range []struct {
 		name, lq string
