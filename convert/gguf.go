@@ -31,6 +31,25 @@ func IsGGUF(path string) bool {
 	return err == nil && string(m[:]) == gguf.Magic
 }
 
+// GGUFImportType is the type a GGUF import without --type should ask for so
+// that nothing is requantized that could be kept: quantize.TypeKeep when a
+// tensor of the file (every file of a split set) holds blocks that only a
+// mixed .mlb keeps (Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: a Q4_K_M
+// file), else 0, the default that keeps Q8_0 and Q4_0 classes as they are.
+func GGUFImportType(path string) (quantize.Type, error) {
+	f, err := gguf.OpenSplit(path)
+	if err != nil {
+		return 0, fmt.Errorf("convert: %w", err)
+	}
+	defer f.Close()
+	for _, t := range f.Tensors {
+		if t.Type != gguf.Q8_0 && t.Type != gguf.Q4_0 && ggufKeep[t.Type] != 0 {
+			return quantize.TypeKeep, nil
+		}
+	}
+	return 0, nil
+}
+
 // ggufArch is what differs between the llama.cpp architectures that fit.
 type ggufArch struct {
 	family   string // the report's family

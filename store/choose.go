@@ -157,9 +157,10 @@ func uniqueSorted(xs []string) []string {
 // get_gguf_split_info): PREFIX-NNNNN-of-MMMMM.gguf, any case.
 var splitRe = regexp.MustCompile(`(?i)^(.+)-(\d{5})-of-(\d{5})\.gguf$`)
 
-// ggufPreference is the order without a tag: what convert imports
-// losslessly first.
-var ggufPreference = []string{"q4_0", "q8_0", "q4_k_m"}
+// ggufPreference is the order without a tag: llama.cpp's -hf order
+// (common/download.cpp, find_best_model: Q4_K_M, then Q8_0), both imported
+// bit for bit, then Q4_0; else the first file.
+var ggufPreference = []string{"q4_k_m", "q8_0", "q4_0"}
 
 // notModel marks the .gguf files that are not a model to run: llama.cpp's
 // gguf_filename_is_model, and draft models.

@@ -313,6 +313,11 @@ func (s *Store) get(ctx context.Context, ref hub.Ref, cacheFirst bool) (*Model, 
 	switch {
 	case choice.Kind == GGUF:
 		src, source = snap.Path(choice.GGUF), choice.GGUF
+		// K-quant and IQ4 blocks are kept bit for bit (a Q4_K_M file runs as
+		// llama.cpp runs it), Q8_0 and Q4_0 ones as the default keeps them
+		if opt.Type, err = convert.GGUFImportType(src); err != nil {
+			return nil, err
+		}
 	case choice.Type == "q4_0":
 		opt.Type = quantize.TypeQ4_0
 	default:

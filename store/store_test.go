@@ -127,7 +127,7 @@ func TestChooseGGUF(t *testing.T) {
 	files := []string{"README.md", "m-Q2_K.gguf", "m-Q4_K_M.gguf", "m-Q8_0.gguf", "m-f16.gguf", "mmproj-m-Q4_0.gguf", "m.imatrix.gguf",
 		"big-Q6_K-00001-of-00002.gguf", "big-Q6_K-00002-of-00002.gguf"}
 	for _, tc := range []struct{ tag, file, typ string }{
-		{"", "m-Q8_0.gguf", "q8_0"}, // Q4_0 absent (the mmproj one does not count): Q8_0
+		{"", "m-Q4_K_M.gguf", "q4_k_m"}, // llama.cpp's -hf default
 		{"q4_k_m", "m-Q4_K_M.gguf", "q4_k_m"},
 		{"F16", "m-f16.gguf", "f16"},
 	} {
@@ -167,9 +167,19 @@ func TestChooseGGUF(t *testing.T) {
 	if _, err := Choose("org/x-GGUF", []string{"x-Q8_0-00002-of-00002.gguf"}, ""); err == nil {
 		t.Error("a second split alone was chosen")
 	}
-	c, _ = Choose("org/m-GGUF", append(files, "m-Q4_0.gguf"), "")
-	if c.GGUF != "m-Q4_0.gguf" {
-		t.Errorf("default with Q4_0 present: %s", c.GGUF)
+	// Without Q4_K_M: Q8_0, then Q4_0 (the mmproj one does not count), then
+	// the first file.
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"m-Q4_0.gguf", "m-Q8_0.gguf", "m-Q2_K.gguf"}, "m-Q8_0.gguf"},
+		{[]string{"m-Q4_0.gguf", "mmproj-m-Q8_0.gguf", "m-Q2_K.gguf"}, "m-Q4_0.gguf"},
+		{[]string{"m-Q5_K_S.gguf", "m-Q2_K.gguf"}, "m-Q2_K.gguf"},
+	} {
+		if c, err := Choose("org/m-GGUF", tc.files, ""); err != nil || c.GGUF != tc.want {
+			t.Errorf("default among %v: %+v, %v; want %s", tc.files, c, err, tc.want)
+		}
 	}
 	c, err = Choose("org/ck", []string{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
 		"model.safetensors.index.json", "consolidated.safetensors", "tokenizer.json", "pytorch_model.bin", "README.md", "chat_template.jinja"}, "")

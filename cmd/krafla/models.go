@@ -33,7 +33,8 @@ const nameHelp = `Names: ORG/NAME[:TAG][@REVISION]
                 (default) or q4_0 (best fit); a -GGUF repo: the file, chosen
                 as llama.cpp's -hf does (Q4_K_M picks *Q4_K_M.gguf, or the
                 split set *Q4_K_M-00001-of-0000N.gguf with all its files;
-                without a tag Q4_0, then Q8_0, then Q4_K_M, then the first)
+                without a tag Q4_K_M, then Q8_0, then Q4_0, then the first;
+                K-quant and IQ4 blocks are imported bit for bit)
   @REVISION     a branch, tag or commit (default main)
 
 A name resolves to the model store ($KRAFLA_HOME/models, default
