@@ -63,11 +63,14 @@ A GGUF file (llama.cpp, ollama, the Hub's -GGUF repositories) is recognised
 by its magic and imported: llama (and Mistral), qwen2, qwen3, gemma, gemma2,
 gemma3, phi3, granite and smollm3. Its Q8_0 and Q4_0 tensors are copied bit
 for bit (with their f16 scales, so the .mlb gets f16 scales); F32, F16 and
-BF16 are quantized as above; Q4_1, Q5_0, Q5_1 and Q2_K to Q6_K (what Q4_K_M
-and Q5_K_M files hold) are dequantized exactly as ggml does and requantized,
-and a line names the tensors that lost precision; IQ and other types are
-refused by name. Without --type each class of matrices keeps Q4_0 if the file
-has it 4-bit throughout, else Q8_0. The tokenizer (tokenizer.ggml.*) and chat
+BF16 are quantized as above. Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS
+blocks (what Q4_K_M, Q5_K_M, Q6_K and IQ4_XS files hold) are copied bit for
+bit into a mixed .mlb: the default without --type for a file that has them
+(--type keep asks for it). Q5_1 and Q2_K/Q3_K, and every block with --type
+q8_0 or q4_0, are dequantized exactly as ggml does and requantized, and a line
+names the tensors that lost precision; other types are refused by name. A file
+of Q8_0 and Q4_0 only keeps, without --type, each class of matrices Q4_0 if
+the file has it 4-bit throughout, else Q8_0. The tokenizer (tokenizer.ggml.*) and chat
 template become the .mlt. A split set (llama.cpp's gguf-split:
 NAME-00001-of-0000N.gguf and on) is given by its first file; the others are
 found beside it, and a missing or inconsistent one is named.
@@ -171,7 +174,11 @@ func runConvert(ctx context.Context, dir string, o convertOptions, out, errw io.
 	case !st.IsDir() && !convert.IsGGUF(dir):
 		return fmt.Errorf("convert: %s is not a folder: give the checkpoint folder holding config.json and the safetensors, or a GGUF file", dir)
 	case !st.IsDir() && !o.TypeSet:
-		opt.Type = 0 // a GGUF file: keep its Q8_0 and Q4_0 classes as they are
+		// A GGUF file: keep its Q8_0 and Q4_0 classes as they are, and every
+		// block a mixed .mlb keeps (a Q4_K_M file) bit for bit.
+		if opt.Type, err = convert.GGUFImportType(dir); err != nil {
+			return err
+		}
 	}
 	if opt.Out == "" {
 		abs, err := filepath.Abs(dir)
