@@ -1,0 +1,20 @@
+package main
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// processCPU returns the CPU time of this process's threads (0 where it is
+// unknown): run -v reports the CPU of prefill and generation, which a loaded
+// machine distorts far less than their wall time. Linux's process clock
+// counts nanoseconds; getrusage may count whole scheduler ticks, which a
+// short run on a tiny model never reaches.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
