@@ -10,7 +10,7 @@ import (
 	"github.com/krafla/krafla/convert"
 	"github.com/krafla/krafla/convert/hfgen"
 	"github.com/krafla/krafla/infer"
-	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/internal/cputime"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -86,12 +86,12 @@ func BenchmarkTurn2(b *testing.B) {
 			b.StopTimer()
 			c := turn1()
 			b.StartTimer()
-			c0 := testenv.CPUTime()
+			c0 := cputime.Process()
 			r, err := c.Reply(context.Background(), user2, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			cpu += testenv.CPUTime() - c0
+			cpu += cputime.Process() - c0
 			new, all = r.PromptTokens-r.Reused, r.PromptTokens
 		}
 		b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
@@ -111,11 +111,11 @@ func BenchmarkTurn2(b *testing.B) {
 			}
 			s.Reset()
 			b.StartTimer()
-			c0 := testenv.CPUTime()
+			c0 := cputime.Process()
 			if err := s.Eval(ids, false, nil); err != nil {
 				b.Fatal(err)
 			}
-			cpu += testenv.CPUTime() - c0
+			cpu += cputime.Process() - c0
 			all = len(ids)
 		}
 		b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/internal/cputime"
 	"github.com/krafla/krafla/mlb"
 )
 
@@ -52,7 +52,7 @@ func BenchmarkOpen(b *testing.B) {
 	b.Logf("wrote the file in %v", time.Since(t0))
 	b.Run("open", func(b *testing.B) {
 		b.ReportAllocs()
-		c0, n, size := testenv.CPUTime(), 0, int64(0)
+		c0, n, size := cputime.Process(), 0, int64(0)
 		for b.Loop() {
 			f, err := mlb.Open(path)
 			if err != nil {
@@ -80,7 +80,7 @@ func BenchmarkOpen(b *testing.B) {
 			}
 		}
 		b.SetBytes(n)
-		c0, k := testenv.CPUTime(), 0
+		c0, k := cputime.Process(), 0
 		for b.Loop() {
 			for _, q := range qs {
 				if mlb.FindMinus128(q) >= 0 {
@@ -95,7 +95,7 @@ func BenchmarkOpen(b *testing.B) {
 
 // reportCPU adds GB per CPU second (process CPU time since c0 over n loops).
 func reportCPU(b *testing.B, c0 time.Duration, n int, bytes int64) {
-	if d := testenv.CPUTime() - c0; d > 0 && n > 0 {
+	if d := cputime.Process() - c0; d > 0 && n > 0 {
 		b.ReportMetric(float64(n)*float64(bytes)/d.Seconds()/1e9, "GB/cpu-s")
 	}
 }

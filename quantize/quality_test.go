@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/internal/cputime"
 )
 
 // qualityRows returns rows×4096 weights: Gaussian, or heavy-tailed (Student t with
@@ -162,7 +162,7 @@ func BenchmarkMatrix(b *testing.B) {
 				opt.Threads = threads
 				b.SetBytes(4 * rows * cols)
 				b.ReportAllocs()
-				c0 := testenv.CPUTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					if _, _, err := Matrix(c.t, w, rows, cols, opt); err != nil {
 						b.Fatal(err)
@@ -170,7 +170,7 @@ func BenchmarkMatrix(b *testing.B) {
 				}
 				weights := float64(rows*cols) * float64(b.N)
 				b.ReportMetric(weights/b.Elapsed().Seconds()/1e6, "Mweights/s")
-				if cpu := testenv.CPUTime() - c0; cpu > 0 {
+				if cpu := cputime.Process() - c0; cpu > 0 {
 					b.ReportMetric(weights/cpu.Seconds()/1e6, "Mweights/cpu-s")
 				}
 			})

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/krafla/krafla/infer"
-	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/internal/cputime"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -84,7 +84,7 @@ func BenchmarkStreams(b *testing.B) {
 			}
 			var tokens int64
 			var elapsed time.Duration
-			cpu0 := testenv.CPUTime()
+			cpu0 := cputime.Process()
 			b.ResetTimer()
 			for range b.N {
 				var wg sync.WaitGroup
@@ -119,7 +119,7 @@ func BenchmarkStreams(b *testing.B) {
 			b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 			// Per CPU second of this process (server and clients), which the
 			// other load of a shared machine distorts far less.
-			if cpu := testenv.CPUTime() - cpu0; cpu > 0 && external == "" {
+			if cpu := cputime.Process() - cpu0; cpu > 0 && external == "" {
 				b.ReportMetric(float64(tokens)/cpu.Seconds(), "tok/cpu-s")
 			}
 		})

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/krafla/krafla/infer"
-	"github.com/krafla/krafla/internal/testenv"
+	"github.com/krafla/krafla/internal/cputime"
 	"github.com/krafla/krafla/mlt"
 )
 
@@ -105,7 +105,7 @@ func BenchmarkModels(b *testing.B) {
 		round(b, url, models, streams) // load the models, warm the caches
 		var tokens int64
 		var elapsed time.Duration
-		cpu0 := testenv.CPUTime()
+		cpu0 := cputime.Process()
 		b.ResetTimer()
 		for range b.N {
 			t, d := round(b, url, models, streams)
@@ -115,7 +115,7 @@ func BenchmarkModels(b *testing.B) {
 		b.ReportMetric(float64(tokens)/elapsed.Seconds(), "tok/s")
 		// Per CPU second of this process, which the other load of a shared
 		// machine distorts far less.
-		if cpu := testenv.CPUTime() - cpu0; cpu > 0 {
+		if cpu := cputime.Process() - cpu0; cpu > 0 {
 			b.ReportMetric(float64(tokens)/cpu.Seconds(), "tok/cpu-s")
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/krafla/krafla/chat"
 	"github.com/krafla/krafla/infer"
 	"github.com/krafla/krafla/internal/atomicfile"
+	"github.com/krafla/krafla/internal/cputime"
 	"github.com/krafla/krafla/internal/pair"
 	"github.com/krafla/krafla/mlt"
 )
@@ -300,12 +301,12 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		s.StartImatrix()
 	}
 	sd := tok.NewStreamDecoder()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	res, err := infer.Generate(ctx, s, prompt, opt, func(id int) error {
 		_, err := io.WriteString(out, sd.Add(id))
 		return err
 	})
-	cpu := processCPU() - cpu0
+	cpu := cputime.Process() - cpu0
 	if err != nil {
 		return err
 	}
