@@ -334,7 +334,7 @@ func runRun(ctx context.Context, path string, o runOptions, out, errOut io.Write
 		fmt.Fprintf(errOut, "generation: %s in %.3f s, %.1f tokens/s\n", plural(res.GeneratedSteps, "token"), res.GenerateTime.Seconds(), float64(res.GeneratedSteps)/res.GenerateTime.Seconds())
 	}
 	if o.Verbose && cpu0 > 0 {
-		fmt.Fprintf(errOut, "cpu: %.3f s in prefill and generation (all threads)\n", cpu.Seconds())
+		fmt.Fprintf(errOut, "cpu: %.6f s in prefill and generation (all threads)\n", cpu.Seconds())
 	}
 	switch res.Reason {
 	case infer.StopContext:
