@@ -65,8 +65,9 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Is reports whether target is the sentinel of e's code (or an *Error with the
-// same code and no message), so errors.Is(err, mlb.ErrShape) works.
+// Is reports whether target is the sentinel of e's code (ErrIO, ErrFormat or
+// ErrShape) or e itself, so errors.Is(err, mlb.ErrShape) works; another
+// *Error of the same code does not match.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && (t == ErrIO || t == ErrFormat || t == ErrShape || t == e)
