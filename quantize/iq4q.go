@@ -123,12 +123,7 @@ func assign(x []float32, id float32, L []uint8) {
 // 7): the least-squares scale of the best of 15 candidate level sets (0 for
 // an all-zero block). L gets the first candidate's levels.
 func llamaSubScale(x, w []float32, L []uint8) float32 {
-	var amax, mx float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax, mx = a, v
-		}
-	}
+	amax, mx := absMaxSigned(x)
 	if amax < 1e-15 {
 		return 0
 	}
@@ -159,12 +154,7 @@ func llamaSubScale(x, w []float32, L []uint8) float32 {
 // then the scale for those levels, up to 4 times); it returns the scale of
 // the smallest error Σw(x − d·K)² in float64 (0 for an all-zero block).
 func wideSubScale(x, w []float32) float32 {
-	var amax, mx float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax, mx = a, v
-		}
-	}
+	amax, mx := absMaxSigned(x)
 	if amax < 1e-15 {
 		return 0
 	}

@@ -14,12 +14,7 @@ import "math"
 func q4RoundRow(x []float32, q, scales []byte, f16 bool) error {
 	for b := 0; b < len(x)/BlockSize; b++ {
 		xb := x[b*BlockSize : (b+1)*BlockSize]
-		var amax, max float32
-		for _, v := range xb {
-			if a := abs32(v); amax < a {
-				amax, max = a, v
-			}
-		}
+		_, max := absMaxSigned(xb)
 		d := max / -8
 		var id float32
 		if d != 0 {

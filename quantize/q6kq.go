@@ -42,12 +42,7 @@ func makeQx(x, w []float32, L []uint8) float32 { return makeQxN(x, w, L, 32) }
 
 // makeQxN is make_qx_quants(len(x), nmax, x, L, 1, w).
 func makeQxN(x, w []float32, L []uint8, nmax int) float32 {
-	var amax, mx float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax, mx = a, v
-		}
-	}
+	amax, mx := absMaxSigned(x)
 	if amax < 1e-15 {
 		clear(L)
 		return 0
@@ -94,12 +89,7 @@ func wideQx(x, w []float32) float32 { return wideQxN(x, w, 32) }
 
 // wideQxN is wideQx for levels in [−nmax, nmax−1].
 func wideQxN(x, w []float32, nmax int) float32 {
-	var amax, mx float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax, mx = a, v
-		}
-	}
+	amax, mx := absMaxSigned(x)
 	if amax < 1e-15 {
 		return 0
 	}

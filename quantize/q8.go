@@ -50,6 +50,17 @@ func absMax(x []float32) float32 {
 	return amax
 }
 
+// absMaxSigned returns max |x_i| and the first x_i of that magnitude,
+// ignoring NaN (both 0 for a block of zeros or NaN).
+func absMaxSigned(x []float32) (amax, v float32) {
+	for _, xi := range x {
+		if a := abs32(xi); a > amax {
+			amax, v = a, xi
+		}
+	}
+	return amax, v
+}
+
 // q8Block sets q_i = clamp(trunc(float32(x_i*s) + copysign(0.5, x_i)), ±127), NaN → 0.
 func q8Block(x []float32, q []int8, s float32) {
 	for i, v := range x {
