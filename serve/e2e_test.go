@@ -77,7 +77,11 @@ func TestOpenAINode(t *testing.T) {
 		t.Skipf("no chat template: %v", e.chatErr)
 	}
 	bias := noStops(e.tok)
-	out, err := exec.CommandContext(ctx, "node", script, url+"/v1", key, "tiny", mustJSON(bias)).CombinedOutput()
+	// The client gets a limit of its own: npm install's minutes (under load,
+	// or at -count=20) must not shorten it (it was killed at 187 s once).
+	runCtx, runCancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer runCancel()
+	out, err := exec.CommandContext(runCtx, "node", script, url+"/v1", key, "tiny", mustJSON(bias)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
