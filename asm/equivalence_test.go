@@ -11,10 +11,13 @@ import (
 // variants runs f once per SIMD variant this CPU has, with that variant
 // active (the feature switch is global, so these tests are not parallel);
 // the variants of this architecture that the CPU lacks are skipped visibly.
+// Generic runs too: the checks compare with definitions as well as with the
+// generic twin, so under -tags purego (no SIMD variant) they still test the
+// exported functions and their twins rather than nothing.
 func variants(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	defer func(k Kernel) { active = k }(active)
-	for _, k := range archVariants() {
+	for _, k := range append(archVariants(), Generic) {
 		if !Available(k) {
 			t.Run(k.String(), func(t *testing.T) { t.Skipf("%v: not available on this CPU or build", k) })
 			continue
