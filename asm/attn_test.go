@@ -134,6 +134,21 @@ func TestDotTPanics(t *testing.T) {
 		{"ldo < 16·nb", func() { DotF32T(make([]float32, 64), 16, q, 8, make([]float32, 256), 2, 128) }},
 		{"kt too short", func() { DotF16T(make([]float32, 32), 16, q, 8, make([]uint16, 127), 1, 128) }},
 		{"bstride too small", func() { DotF32T(make([]float32, 64), 32, q[:8], 8, make([]float32, 256), 2, 64) }},
+		{"nb < 0", func() { DotF32T(make([]float32, 16), 16, q, 8, kt, -1, 128) }},
+	})
+}
+
+// TestDotTEmpty: no blocks (nb = 0) or no queries is nothing to do, whatever
+// the other lengths, and writes nothing.
+func TestDotTEmpty(t *testing.T) {
+	out := []float32{-7, -7}
+	variants(t, func(t *testing.T) {
+		DotF32T(out, 0, make([]float32, 16), 8, nil, 0, 0)
+		DotF16T(out, 0, make([]float32, 16), 8, nil, 0, 0)
+		DotF32T(out, 0, nil, 8, nil, 3, 0)
+		if out[0] != -7 || out[1] != -7 {
+			t.Fatalf("out = %v, want untouched", out)
+		}
 	})
 }
 
