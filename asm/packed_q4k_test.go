@@ -1,6 +1,7 @@
 package asm
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -184,4 +185,49 @@ func FuzzPackQ4_K(f *testing.F) {
 		}
 		checkPackQ4K(t, w, rows, nb, n, x)
 	})
+}
+
+// BenchmarkPackedQ4K times a Q4_K matrix's product with n activation rows
+// with the active variant, in thread CPU time (cpuGOPS: multiply-adds): the
+// row products infer used before (DotsRowsQ4_K, activation rows in chunks
+// of 16 as infer hands them) against the packed layout (PackedQ4K.MatMul).
+// The packed path of a variant without its kernels is the definition's
+// loop, skipped.
+func BenchmarkPackedQ4K(b *testing.B) {
+	for _, sh := range []struct{ rows, cols int }{{2048, 2048}, {8192, 2048}} {
+		rows, cols := sh.rows, sh.cols
+		nb := cols / QK
+		r := rand.New(rand.NewSource(1))
+		w := randQ4K(r, rows, nb, false)
+		pk := PackQ4_K(make([]byte, PackedQ4KSize(rows, cols)), w, rows, cols)
+		for _, n := range []int{1, 16, 64} {
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			a, da, bs := make([]int8, n*cols), make([]float32, n*nb), make([]int16, n*nb*16)
+			QuantizeQ8_K(x, a, da, bs)
+			out := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%dx%d/n=%d/rows", rows, cols, n), func(b *testing.B) {
+				c := startCPU()
+				for range b.N {
+					for i0 := 0; i0 < n; i0 += 16 {
+						m := min(16, n-i0)
+						DotsRowsQ4_K(out[i0*rows:], rows, w, rows, a[i0*cols:(i0+m)*cols], da[i0*nb:(i0+m)*nb], bs[i0*nb*16:(i0+m)*nb*16], m)
+					}
+				}
+				c.report(b, float64(len(w)), float64(rows*cols*n))
+			})
+			b.Run(fmt.Sprintf("%dx%d/n=%d/packed", rows, cols, n), func(b *testing.B) {
+				if !PacksQ4_K() {
+					b.Skipf("%v has no packed Q4_K kernels", active)
+				}
+				c := startCPU()
+				for range b.N {
+					pk.MatMul(out, rows, 0, rows, a, da, bs, n)
+				}
+				c.report(b, float64(pk.Bytes()), float64(rows*cols*n))
+			})
+		}
+	}
 }
