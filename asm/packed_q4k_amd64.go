@@ -126,3 +126,10 @@ func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 	}
 	scratchPool.Put(sp)
 }
+
+// PacksQ6_K is PacksQ4_K for PackQ6_K's layout.
+func PacksQ6_K() bool { return false }
+
+func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
+	packedQ6KRef(out, ldo, w, rows, a, da, bs, n, nb)
+}
