@@ -56,9 +56,13 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		dots = asm.DotsRowsIQ4_XS
 	}
 	if w.k4 {
-		// The packed interleaved layout: all n rows in one call, which
-		// tiles them; the same bits as DotsRowsQ4_K.
+		// The packed interleaved layouts: all n rows in one call, which
+		// tiles them; the same bits as DotsRowsQ4_K (DotsRowsQ6_K).
 		w.pk4.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
+		return
+	}
+	if w.k6 {
+		w.pk6.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
 		return
 	}
 	if dots != nil {

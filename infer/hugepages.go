@@ -39,6 +39,10 @@ func packedBytes(ws []*qmat, align int) int {
 			total += roundUp(asm.PackedQ4KSize(w.rows, w.cols), align)
 			continue
 		}
+		if w.packQ6K() {
+			total += roundUp(asm.PackedQ6KSize(w.rows, w.cols), align)
+			continue
+		}
 		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
@@ -55,6 +59,12 @@ func packInto(ws []*qmat, buf []byte, align int) {
 		if w.packQ4K() {
 			n := asm.PackedQ4KSize(w.rows, w.cols)
 			w.pk4, w.k4 = asm.PackQ4_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
+		if w.packQ6K() {
+			n := asm.PackedQ6KSize(w.rows, w.cols)
+			w.pk6, w.k6 = asm.PackQ6_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
 			off += roundUp(n, align)
 			continue
 		}
