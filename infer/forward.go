@@ -55,6 +55,16 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 	case quantize.GGMLIQ4_XS:
 		dots = asm.DotsRowsIQ4_XS
 	}
+	if w.k4 {
+		// The packed interleaved layouts: all n rows in one call, which
+		// tiles them; the same bits as DotsRowsQ4_K (DotsRowsQ6_K).
+		w.pk4.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
+		return
+	}
+	if w.k6 {
+		w.pk6.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
+		return
+	}
 	if dots != nil {
 		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
 		// gRow's size, once: the type's block sizes are map lookups, which

@@ -35,6 +35,14 @@ func (m *Model) mats() []*qmat {
 func packedBytes(ws []*qmat, align int) int {
 	var total int
 	for _, w := range ws {
+		if w.packQ4K() {
+			total += roundUp(asm.PackedQ4KSize(w.rows, w.cols), align)
+			continue
+		}
+		if w.packQ6K() {
+			total += roundUp(asm.PackedQ6KSize(w.rows, w.cols), align)
+			continue
+		}
 		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
@@ -48,6 +56,18 @@ func packedBytes(ws []*qmat, align int) int {
 func packInto(ws []*qmat, buf []byte, align int) {
 	off := 0
 	for _, w := range ws {
+		if w.packQ4K() {
+			n := asm.PackedQ4KSize(w.rows, w.cols)
+			w.pk4, w.k4 = asm.PackQ4_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
+		if w.packQ6K() {
+			n := asm.PackedQ6KSize(w.rows, w.cols)
+			w.pk6, w.k6 = asm.PackQ6_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
 		if !w.packed() {
 			continue
 		}

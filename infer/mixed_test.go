@@ -8,6 +8,7 @@ import (
 	"github.com/krafla/krafla/asm"
 	"github.com/krafla/krafla/mlb"
 	"github.com/krafla/krafla/mlb/mlbtest"
+	"github.com/krafla/krafla/quantize"
 )
 
 // mixedCases are mixed files (wtype 3) covering every ggml block type.
@@ -127,5 +128,42 @@ func TestMixedKernelVariants(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMixedPacksKQuants: with a variant that has the packed Q4_K and Q6_K
+// kernels (AVX-512), every Q4_K and Q6_K matrix of a mix is multiplied in
+// the packed interleaved layout (so the tests above run those kernels), and
+// with another variant none is.
+func TestMixedPacksKQuants(t *testing.T) {
+	orig := asm.Variant()
+	defer asm.Use(orig)
+	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q6_K, mlb.Q4_K, mlb.Q5_K)
+	tokens := randTokens(rand.New(rand.NewSource(8)), 3, int(h.Vocab))
+	for _, k := range asm.AvailableKernels() {
+		if err := asm.Use(k); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := openModel(t, h, 1)
+		allLogits(t, m, SessionOptions{Batch: 4}, tokens, 0) // packs it
+		n4, n6 := 0, 0
+		for _, w := range m.mats() {
+			switch w.gt {
+			case quantize.GGMLQ4_K:
+				n4++
+				if w.k4 != asm.PacksQ4_K() {
+					t.Errorf("%v: Q4_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k4, asm.PacksQ4_K())
+				}
+			case quantize.GGMLQ6_K:
+				n6++
+				if w.k6 != asm.PacksQ6_K() {
+					t.Errorf("%v: Q6_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k6, asm.PacksQ6_K())
+				}
+			}
+		}
+		if n4 == 0 || n6 == 0 {
+			t.Fatalf("the mix has %d Q4_K and %d Q6_K matrices, want some of each", n4, n6)
+		}
+		t.Logf("%v: %d Q4_K, %d Q6_K matrices, packed %v / %v", k, n4, n6, asm.PacksQ4_K(), asm.PacksQ6_K())
 	}
 }

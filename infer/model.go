@@ -31,6 +31,13 @@ type qmat struct {
 	// by the packed kernels, the same bits as the definitions; gb still
 	// serves embedding rows.
 	viaQ8 bool
+	// k4, k6: a Q4_K (Q6_K) matrix that the active kernel variant
+	// multiplies in the packed interleaved layout (asm.PackQ4_K into pk4,
+	// asm.PackQ6_K into pk6, when packing, as packIQ4 is decided); its
+	// products are the same bits as DotsRowsQ4_K's (DotsRowsQ6_K's).
+	k4, k6 bool
+	pk4    asm.PackedQ4K
+	pk6    asm.PackedQ6K
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
@@ -47,6 +54,15 @@ func (w *qmat) packed() bool { return !w.blocked() || w.viaQ8 }
 // ensurePacked or CopyToHugePages), a variant chosen later multiplies it
 // too, by the definition's loop.
 func (w *qmat) packIQ4() bool { return w.viaQ8 && w.gt == quantize.GGMLIQ4_NL && asm.PacksIQ4_NL() }
+
+// packQ4K reports a Q4_K matrix that the active kernel variant multiplies
+// in the packed interleaved layout (asm.PacksQ4_K); asked when packing, as
+// packIQ4 is; a variant chosen later multiplies it too, by the
+// definition's loop.
+func (w *qmat) packQ4K() bool { return w.gt == quantize.GGMLQ4_K && asm.PacksQ4_K() }
+
+// packQ6K is packQ4K for Q6_K (asm.PacksQ6_K).
+func (w *qmat) packQ6K() bool { return w.gt == quantize.GGMLQ6_K && asm.PacksQ6_K() }
 
 // packQ4 reports whether w's packed layout is Q4_0's.
 func (w *qmat) packQ4() bool { return w.isQ4() || w.packIQ4() }

@@ -178,6 +178,8 @@ var files = []struct {
 		kernel{avx512Gemm, "gemm8IQ4_NLAVX512", layout{q4: true, iq4: true}},
 		kernel{avx512Gemv, "gemvIQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}},
 		kernel{avx512Gemm, "gemm8IQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}})},
+	{"packed_q4k_avx512_amd64.s", q4kDoc, q4kKernels()},
+	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
 }
 
 func main() {
