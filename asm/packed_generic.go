@@ -281,24 +281,75 @@ func q4Vec(out []float32, grp []byte, l layout, scb []byte, act [][q4VecWords]ui
 // a last group too, whose sums are never stored) to acc: the exact integer
 // sums, two rows per 64-bit load of the quants q with the activation words
 // aw (the comment above q4VecActWords), then blockStep with the float32
-// scales whose bytes are f and the activation scale da. The kernel is a
-// function of its own so that the compiler keeps its values in registers.
+// scales whose bytes are f and the activation scale da, in two halves of 8
+// rows (q4VecHalf).
 func q4VecBlock(acc *[GroupRows]float32, q *[16 * GroupRows]byte, aw *[q4VecWords]uint64, f *[4 * GroupRows]byte, da float32) {
+	q4VecHalf((*[8]float32)(acc[:8]), q, 0, aw, (*[32]byte)(f[:32]), da)
+	q4VecHalf((*[8]float32)(acc[8:]), q, 32, aw, (*[32]byte)(f[32:]), da)
+}
+
+// q4VecHalf is q4VecBlock for the 8 rows whose chunks start at q[o:] (o 0
+// or 32): chunk by chunk, its four activation words and the four row pairs'
+// sums in registers. It is written out, and the 64-bit loads are written
+// byte by byte (the compiler makes each one load): the compiler orders a
+// block's values by source line, with inlined code from another file
+// (binary.LittleEndian) after all of the function's own, so that with
+// binary.LittleEndian every activation word was loaded first and spilled.
+func q4VecHalf(acc *[8]float32, q *[16 * GroupRows]byte, o int, aw *[q4VecWords]uint64, f *[32]byte, da float32) {
 	const m = 0x000F000F000F000F
-	for p := 0; p < GroupRows; p += 2 {
-		s := aw[16]
-		x := binary.LittleEndian.Uint64(q[(4*p)&255:])
-		s += x&m*aw[0] + x>>8&m*aw[1] + x>>4&m*aw[2] + x>>12&m*aw[3]
-		x = binary.LittleEndian.Uint64(q[(64+4*p)&255:])
-		s += x&m*aw[4] + x>>8&m*aw[5] + x>>4&m*aw[6] + x>>12&m*aw[7]
-		x = binary.LittleEndian.Uint64(q[(128+4*p)&255:])
-		s += x&m*aw[8] + x>>8&m*aw[9] + x>>4&m*aw[10] + x>>12&m*aw[11]
-		x = binary.LittleEndian.Uint64(q[(192+4*p)&255:])
-		s += x&m*aw[12] + x>>8&m*aw[13] + x>>4&m*aw[14] + x>>12&m*aw[15]
-		d := binary.LittleEndian.Uint64(f[(4*p)&63:]) // rows p and p+1's scales
-		acc[p&15] = blockStep(acc[p&15], int32(int16(s>>16)), math.Float32frombits(uint32(d)), da)
-		acc[(p+1)&15] = blockStep(acc[(p+1)&15], int32(int16(s>>48)), math.Float32frombits(uint32(d>>32)), da)
-	}
+	s0, s1, s2, s3 := aw[16], aw[16], aw[16], aw[16]
+	c := (*[32]byte)(q[0+o&32:])
+	a0, a1, a2, a3 := aw[0], aw[1], aw[2], aw[3]
+	x := uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+	s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+	s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+	s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+	s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	c = (*[32]byte)(q[64+o&32:])
+	a0, a1, a2, a3 = aw[4], aw[5], aw[6], aw[7]
+	x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+	s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+	s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+	s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+	s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	c = (*[32]byte)(q[128+o&32:])
+	a0, a1, a2, a3 = aw[8], aw[9], aw[10], aw[11]
+	x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+	s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+	s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+	s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+	s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	c = (*[32]byte)(q[192+o&32:])
+	a0, a1, a2, a3 = aw[12], aw[13], aw[14], aw[15]
+	x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+	s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+	s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+	s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+	s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+	d := binary.LittleEndian.Uint64(f[0:]) // rows 0 and 1's scales
+	acc[0] = blockStep(acc[0], int32(int16(s0>>16)), math.Float32frombits(uint32(d)), da)
+	acc[1] = blockStep(acc[1], int32(int16(s0>>48)), math.Float32frombits(uint32(d>>32)), da)
+	d = binary.LittleEndian.Uint64(f[8:])
+	acc[2] = blockStep(acc[2], int32(int16(s1>>16)), math.Float32frombits(uint32(d)), da)
+	acc[3] = blockStep(acc[3], int32(int16(s1>>48)), math.Float32frombits(uint32(d>>32)), da)
+	d = binary.LittleEndian.Uint64(f[16:])
+	acc[4] = blockStep(acc[4], int32(int16(s2>>16)), math.Float32frombits(uint32(d)), da)
+	acc[5] = blockStep(acc[5], int32(int16(s2>>48)), math.Float32frombits(uint32(d>>32)), da)
+	d = binary.LittleEndian.Uint64(f[24:])
+	acc[6] = blockStep(acc[6], int32(int16(s3>>16)), math.Float32frombits(uint32(d)), da)
+	acc[7] = blockStep(acc[7], int32(int16(s3>>48)), math.Float32frombits(uint32(d>>32)), da)
 }
 
 // q4Spread writes the weight words of one group (len(dst) blocks): block b,
