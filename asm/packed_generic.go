@@ -374,25 +374,28 @@ func q4Spread(dst [][8 * GroupRows]uint64, grp []byte, l layout) {
 
 // q4GroupSpread sets out[rr] for the nr = len(out) rows of one group from
 // its weight words (q4Spread), its scales sc (groupScales) and one
-// activation row's q4ActWords: block by block, all 16 rows, so that the
-// block's activation words stay in registers.
+// activation row's q4ActWords: block by block, all 16 rows (q4SpreadBlock).
 func q4GroupSpread(out []float32, ww [][8 * GroupRows]uint64, sc []float32, act [][q4Words]uint64, da []float32) {
 	var acc [GroupRows]float32
 	ww = ww[:len(act)]
 	da = da[:len(act)]
 	for b := range act {
-		aw := &act[b]
-		wb := &ww[b]
-		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
-		db := da[b]
-		for rr := range GroupRows {
-			w := (*[8]uint64)(wb[(8*rr)&127:])
-			s := aw[8] + w[0]*aw[0] + w[1]*aw[1] + w[2]*aw[2] + w[3]*aw[3] +
-				w[4]*aw[4] + w[5]*aw[5] + w[6]*aw[6] + w[7]*aw[7]
-			acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], db)
-		}
+		q4SpreadBlock(&acc, &ww[b], (*[GroupRows]float32)(sc[b*GroupRows:]), &act[b], da[b])
 	}
 	copy(out, acc[:])
+}
+
+// q4SpreadBlock adds one block of the 16 rows of a group to acc from the
+// block's weight words wb, scales sb and activation words aw with the
+// activation scale da. A function of its own, with the 8 activation words
+// in locals, so that the compiler keeps them in registers across the rows.
+func q4SpreadBlock(acc *[GroupRows]float32, wb *[8 * GroupRows]uint64, sb *[GroupRows]float32, aw *[q4Words]uint64, da float32) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := aw[0], aw[1], aw[2], aw[3], aw[4], aw[5], aw[6], aw[7]
+	for rr := range GroupRows {
+		w := (*[8]uint64)(wb[(8*rr)&127:])
+		s := aw[8] + w[0]*a0 + w[1]*a1 + w[2]*a2 + w[3]*a3 + w[4]*a4 + w[5]*a5 + w[6]*a6 + w[7]*a7
+		acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], da)
+	}
 }
 
 // q8Words is the number of activation words per block for Q8_0: the 32
