@@ -390,6 +390,7 @@ func q4GroupSpread(out []float32, ww [][8 * GroupRows]uint64, sc []float32, act 
 // in locals, so that the compiler keeps them in registers across the rows.
 func q4SpreadBlock(acc *[GroupRows]float32, wb *[8 * GroupRows]uint64, sb *[GroupRows]float32, aw *[q4Words]uint64, da float32) {
 	a0, a1, a2, a3, a4, a5, a6, a7 := aw[0], aw[1], aw[2], aw[3], aw[4], aw[5], aw[6], aw[7]
+	_, _, _ = acc[0], wb[0], sb[0] // the nil checks, once instead of per row
 	for rr := range GroupRows {
 		w := (*[8]uint64)(wb[(8*rr)&127:])
 		s := aw[8] + w[0]*a0 + w[1]*a1 + w[2]*a2 + w[3]*a3 + w[4]*a4 + w[5]*a5 + w[6]*a6 + w[7]*a7
