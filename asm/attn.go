@@ -59,11 +59,12 @@ func dotF16TGeneric(out []float32, ldo int, q []float32, nq, m int, kt []uint16,
 
 // dotTGeneric is DotF32T over keys of type T, widened exactly by widen:
 // dotTRef's operations, in its order for every output, arranged for speed.
-// A key block is widened once (f16) and serves every query; within it the
-// loop runs over d outside and the 16 keys inside, so that each (key, lane)
-// accumulator still adds its products in increasing d, as dotTRef's.
+// A key block is widened once (f16) and serves every query; per query and
+// key the 8 lane accumulators are locals (registers), each adding its
+// products in increasing d as dotTRef's, 8 values of d per step.
 func dotTGeneric[T float32 | uint16](out []float32, ldo int, q []float32, nq, m int, kt []T, nb, bstride int, widen func(T) float32) {
 	var buf []float32
+	m8 := m &^ 7
 	for b := range nb {
 		blk := kt[b*bstride : b*bstride+KeyBlock*m]
 		kb, ok := any(blk).([]float32)
@@ -76,19 +77,29 @@ func dotTGeneric[T float32 | uint16](out []float32, ldo int, q []float32, nq, m 
 			}
 			kb = buf
 		}
+		kb = kb[:KeyBlock*m]
 		for r := range nq {
 			qr := q[r*m : (r+1)*m]
-			var acc [KeyBlock][8]float32
-			for d, x := range qr {
-				row := (*[KeyBlock]float32)(kb[KeyBlock*d:])
-				l := d & 7
-				for j := range KeyBlock {
-					acc[j][l] = acc[j][l] + float32(x*row[j])
-				}
-			}
 			o := (*[KeyBlock]float32)(out[r*ldo+KeyBlock*b:])
-			for j := range o {
-				o[j] = reduce8(&acc[j])
+			for j := range KeyBlock {
+				var a0, a1, a2, a3, a4, a5, a6, a7 float32
+				for d := 0; d < m8; d += 8 {
+					x := (*[8]float32)(qr[d:])
+					k := (*[8 * KeyBlock]float32)(kb[KeyBlock*d:])
+					a0 = a0 + float32(x[0]*k[j&15])
+					a1 = a1 + float32(x[1]*k[KeyBlock+j&15])
+					a2 = a2 + float32(x[2]*k[2*KeyBlock+j&15])
+					a3 = a3 + float32(x[3]*k[3*KeyBlock+j&15])
+					a4 = a4 + float32(x[4]*k[4*KeyBlock+j&15])
+					a5 = a5 + float32(x[5]*k[5*KeyBlock+j&15])
+					a6 = a6 + float32(x[6]*k[6*KeyBlock+j&15])
+					a7 = a7 + float32(x[7]*k[7*KeyBlock+j&15])
+				}
+				acc := [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
+				for d := m8; d < m; d++ {
+					acc[d&7] = acc[d&7] + float32(qr[d]*kb[KeyBlock*d+j])
+				}
+				o[j] = reduce8(&acc)
 			}
 		}
 	}

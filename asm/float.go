@@ -115,9 +115,32 @@ func AxpyF32Strided(y, w, v []float32, stride int) {
 	axpyF32Strided(y, w, v, stride)
 }
 
+// axpyF32StridedGeneric keeps 8 elements of y in locals (registers) while
+// the len(w) values go by, each element adding its products in increasing j
+// as len(w) AxpyF32 calls would; the last len(y) mod 8 elements so.
 func axpyF32StridedGeneric(y, w, v []float32, stride int) {
-	for j, a := range w {
-		axpyF32Generic(y, a, v[j*stride:j*stride+len(y)])
+	m := len(y)
+	m8 := m &^ 7
+	for i := 0; i < m8; i += 8 {
+		yv := (*[8]float32)(y[i:])
+		y0, y1, y2, y3, y4, y5, y6, y7 := yv[0], yv[1], yv[2], yv[3], yv[4], yv[5], yv[6], yv[7]
+		for j, a := range w {
+			x := (*[8]float32)(v[j*stride+i:])
+			y0 = y0 + float32(a*x[0])
+			y1 = y1 + float32(a*x[1])
+			y2 = y2 + float32(a*x[2])
+			y3 = y3 + float32(a*x[3])
+			y4 = y4 + float32(a*x[4])
+			y5 = y5 + float32(a*x[5])
+			y6 = y6 + float32(a*x[6])
+			y7 = y7 + float32(a*x[7])
+		}
+		yv[0], yv[1], yv[2], yv[3], yv[4], yv[5], yv[6], yv[7] = y0, y1, y2, y3, y4, y5, y6, y7
+	}
+	if m8 < m {
+		for j, a := range w {
+			axpyF32Generic(y[m8:], a, v[j*stride+m8:j*stride+m])
+		}
 	}
 }
 

@@ -227,3 +227,40 @@ func TestMaxF32(t *testing.T) {
 		}
 	})
 }
+
+// TestAxpyStridedGenericMatchesRef: the pure-Go AxpyF32Strided, which keeps
+// 8 elements of y in registers while the values go by, equals its
+// definition (one axpyF32Generic per value, in order) bit for bit, for
+// lengths around the 8-element step and every kind of value.
+func TestAxpyStridedGenericMatchesRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, m := range []int{1, 7, 8, 9, 16, 23, 64, 72} {
+		for _, n := range []int{1, 2, 5, 17} {
+			for _, kind := range xKinds {
+				stride := m + rng.IntN(5)
+				v := make([]float32, (n-1)*stride+m)
+				w := make([]float32, n)
+				y := make([]float32, m)
+				for i := range v {
+					v[i] = genX(rng, kind)
+				}
+				for i := range w {
+					w[i] = genX(rng, kind)
+				}
+				for i := range y {
+					y[i] = genX(rng, kind)
+				}
+				want := append([]float32(nil), y...)
+				for j, a := range w {
+					axpyF32Generic(want, a, v[j*stride:j*stride+m])
+				}
+				axpyF32StridedGeneric(y, w, v, stride)
+				for i := range y {
+					if !sameFloat(y[i], want[i]) {
+						t.Fatalf("m=%d n=%d %s: y[%d] = %v, want %v", m, n, kind, i, y[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

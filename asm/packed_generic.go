@@ -255,50 +255,100 @@ func q4VecActWords(dst [][q4VecWords]uint64, a []int8) {
 }
 
 // q4Vec sets out[rr] for the nr = len(out) rows of one group of Q4_0 quants
-// with one activation row's q4Vec words, block by block (q4VecBlock), with
-// the float32 scales read as the quants are (they precede the block's
-// quants) or the binary16 ones widened into scb (groupScaleBits): one
-// compiled kernel for both layouts, so that they give the same bits, NaN
-// payloads included (the Go compiler may order the operands of a float
-// multiply or add, which pick the NaN that propagates, differently in two
-// functions).
+// with one activation row's q4Vec words, in two halves of 8 rows
+// (q4VecHalf), with the float32 scales read as the quants are (they precede
+// the block's quants) or the binary16 ones widened into scb
+// (groupScaleBits): one compiled kernel for both layouts, so that they give
+// the same bits, NaN payloads included (the Go compiler may order the
+// operands of a float multiply or add, which pick the NaN that propagates,
+// differently in two functions).
 func q4Vec(out []float32, grp []byte, l layout, scb []byte, act [][q4VecWords]uint64, da []float32) {
 	var acc [GroupRows]float32
 	qs := grp[l.chunk(0, 0, 0):]
 	step := l.chunk(1, 0, 0) - l.chunk(0, 0, 0) // bytes from one block's quants to the next
-	da = da[:len(act)]
-	for b := range act {
-		f := grp[b*step:]
-		if l.f16 {
-			f = scb[4*GroupRows*b:]
-		}
-		q4VecBlock(&acc, (*[16 * GroupRows]byte)(qs[b*step:]), &act[b], (*[4 * GroupRows]byte)(f), da[b])
+	fs, fstep := grp, step                      // the scales, block by block
+	if l.f16 {
+		fs, fstep = scb, 4*GroupRows
 	}
+	q4VecHalf((*[8]float32)(acc[:8]), qs, step, fs, fstep, 0, act, da)
+	q4VecHalf((*[8]float32)(acc[8:]), qs, step, fs, fstep, 32, act, da)
 	copy(out, acc[:])
 }
 
-// q4VecBlock adds one block of all 16 rows of a group (the padding rows of
-// a last group too, whose sums are never stored) to acc: the exact integer
-// sums, two rows per 64-bit load of the quants q with the activation words
-// aw (the comment above q4VecActWords), then blockStep with the float32
-// scales whose bytes are f and the activation scale da. The kernel is a
-// function of its own so that the compiler keeps its values in registers.
-func q4VecBlock(acc *[GroupRows]float32, q *[16 * GroupRows]byte, aw *[q4VecWords]uint64, f *[4 * GroupRows]byte, da float32) {
+// q4VecHalf sets acc to the sums of 8 rows of a group (the padding rows of
+// a last group too, whose sums are never stored) over all blocks: rows
+// o/4..o/4+7 (o 0 or 32), whose chunks start at byte o of the block's
+// chunks and whose scales at byte o of its scales. Per block the exact
+// integer sums, two rows per 64-bit load of the quants with the activation
+// words (the comment above q4VecActWords), chunk by chunk, its four
+// activation words and the four row pairs' sums in registers; then
+// blockStep with the float32 scales and the activation scale, the 8 rows'
+// accumulators in registers across the blocks. The block is written out,
+// and the 64-bit loads of the quants byte by byte (the compiler makes each
+// one load): the compiler orders a block's values by source line, with
+// inlined code from another file (binary.LittleEndian) after all of the
+// function's own, so that with binary.LittleEndian every activation word
+// was loaded first and spilled.
+func q4VecHalf(acc *[8]float32, qs []byte, step int, fs []byte, fstep, o int, act [][q4VecWords]uint64, da []float32) {
 	const m = 0x000F000F000F000F
-	for p := 0; p < GroupRows; p += 2 {
-		s := aw[16]
-		x := binary.LittleEndian.Uint64(q[(4*p)&255:])
-		s += x&m*aw[0] + x>>8&m*aw[1] + x>>4&m*aw[2] + x>>12&m*aw[3]
-		x = binary.LittleEndian.Uint64(q[(64+4*p)&255:])
-		s += x&m*aw[4] + x>>8&m*aw[5] + x>>4&m*aw[6] + x>>12&m*aw[7]
-		x = binary.LittleEndian.Uint64(q[(128+4*p)&255:])
-		s += x&m*aw[8] + x>>8&m*aw[9] + x>>4&m*aw[10] + x>>12&m*aw[11]
-		x = binary.LittleEndian.Uint64(q[(192+4*p)&255:])
-		s += x&m*aw[12] + x>>8&m*aw[13] + x>>4&m*aw[14] + x>>12&m*aw[15]
-		d := binary.LittleEndian.Uint64(f[(4*p)&63:]) // rows p and p+1's scales
-		acc[p&15] = blockStep(acc[p&15], int32(int16(s>>16)), math.Float32frombits(uint32(d)), da)
-		acc[(p+1)&15] = blockStep(acc[(p+1)&15], int32(int16(s>>48)), math.Float32frombits(uint32(d>>32)), da)
+	var r0, r1, r2, r3, r4, r5, r6, r7 float32
+	da = da[:len(act)]
+	for b := range act {
+		q := (*[7 * 32]byte)(qs[b*step+o&32:]) // chunk k's 8 rows at q[64·k:]
+		f := (*[32]byte)(fs[b*fstep+o&32:])
+		aw := &act[b]
+		db := da[b]
+		s0, s1, s2, s3 := aw[16], aw[16], aw[16], aw[16]
+		c := (*[32]byte)(q[0:])
+		a0, a1, a2, a3 := aw[0], aw[1], aw[2], aw[3]
+		x := uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+		s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+		s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+		s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		c = (*[32]byte)(q[64:])
+		a0, a1, a2, a3 = aw[4], aw[5], aw[6], aw[7]
+		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+		s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+		s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+		s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		c = (*[32]byte)(q[128:])
+		a0, a1, a2, a3 = aw[8], aw[9], aw[10], aw[11]
+		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+		s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+		s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+		s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		c = (*[32]byte)(q[192:])
+		a0, a1, a2, a3 = aw[12], aw[13], aw[14], aw[15]
+		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		s0 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
+		s1 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
+		s2 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
+		s3 += x&m*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		r0 = blockStep(r0, int32(int16(s0>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[0:])), db)
+		r1 = blockStep(r1, int32(int16(s0>>48)), math.Float32frombits(binary.LittleEndian.Uint32(f[4:])), db)
+		r2 = blockStep(r2, int32(int16(s1>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[8:])), db)
+		r3 = blockStep(r3, int32(int16(s1>>48)), math.Float32frombits(binary.LittleEndian.Uint32(f[12:])), db)
+		r4 = blockStep(r4, int32(int16(s2>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[16:])), db)
+		r5 = blockStep(r5, int32(int16(s2>>48)), math.Float32frombits(binary.LittleEndian.Uint32(f[20:])), db)
+		r6 = blockStep(r6, int32(int16(s3>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[24:])), db)
+		r7 = blockStep(r7, int32(int16(s3>>48)), math.Float32frombits(binary.LittleEndian.Uint32(f[28:])), db)
 	}
+	acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7] = r0, r1, r2, r3, r4, r5, r6, r7
 }
 
 // q4Spread writes the weight words of one group (len(dst) blocks): block b,
@@ -323,25 +373,29 @@ func q4Spread(dst [][8 * GroupRows]uint64, grp []byte, l layout) {
 
 // q4GroupSpread sets out[rr] for the nr = len(out) rows of one group from
 // its weight words (q4Spread), its scales sc (groupScales) and one
-// activation row's q4ActWords: block by block, all 16 rows, so that the
-// block's activation words stay in registers.
+// activation row's q4ActWords: block by block, all 16 rows (q4SpreadBlock).
 func q4GroupSpread(out []float32, ww [][8 * GroupRows]uint64, sc []float32, act [][q4Words]uint64, da []float32) {
 	var acc [GroupRows]float32
 	ww = ww[:len(act)]
 	da = da[:len(act)]
 	for b := range act {
-		aw := &act[b]
-		wb := &ww[b]
-		sb := (*[GroupRows]float32)(sc[b*GroupRows:])
-		db := da[b]
-		for rr := range GroupRows {
-			w := (*[8]uint64)(wb[(8*rr)&127:])
-			s := aw[8] + w[0]*aw[0] + w[1]*aw[1] + w[2]*aw[2] + w[3]*aw[3] +
-				w[4]*aw[4] + w[5]*aw[5] + w[6]*aw[6] + w[7]*aw[7]
-			acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], db)
-		}
+		q4SpreadBlock(&acc, &ww[b], (*[GroupRows]float32)(sc[b*GroupRows:]), &act[b], da[b])
 	}
 	copy(out, acc[:])
+}
+
+// q4SpreadBlock adds one block of the 16 rows of a group to acc from the
+// block's weight words wb, scales sb and activation words aw with the
+// activation scale da. A function of its own, with the 8 activation words
+// in locals, so that the compiler keeps them in registers across the rows.
+func q4SpreadBlock(acc *[GroupRows]float32, wb *[8 * GroupRows]uint64, sb *[GroupRows]float32, aw *[q4Words]uint64, da float32) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := aw[0], aw[1], aw[2], aw[3], aw[4], aw[5], aw[6], aw[7]
+	_, _, _ = acc[0], wb[0], sb[0] // the nil checks, once instead of per row
+	for rr := range GroupRows {
+		w := (*[8]uint64)(wb[(8*rr)&127:])
+		s := aw[8] + w[0]*a0 + w[1]*a1 + w[2]*a2 + w[3]*a3 + w[4]*a4 + w[5]*a5 + w[6]*a6 + w[7]*a7
+		acc[rr] = blockStep(acc[rr], int32(int16(s>>48)), sb[rr], da)
+	}
 }
 
 // q8Words is the number of activation words per block for Q8_0: the 32
