@@ -370,11 +370,6 @@ func TestStoriesKL(t *testing.T) {
 			gg = filepath.Join(dir, "llama-"+typ+"-imatrix.gguf")
 			args = []string{"--imatrix", dat}
 		}
-		if strings.HasPrefix(typ, "IQ4") {
-			// krafla's iq4_nl and iq4_xs quantize the shared embedding as
-			// the rest (llama-quantize: Q6_K, here its Q8_0 fallback)
-			args = append(args, "--token-embedding-type", "iq4_nl", "--output-tensor-type", "iq4_nl")
-		}
 		args = append(args, f32, gg, typ)
 		cmd := exec.Command(lq, args...)
 		cmd.Env = ldEnv
