@@ -424,7 +424,9 @@ func TestStoriesKL(t *testing.T) {
 	}
 	t.Logf("stories260K, FFN padded to %d, KL divergence against the F32 model:\n%s", storiesPadded, b.String())
 
-	// the goals: IQ4_NL and Q4_0 best fit below llama-quantize's IQ4_NL and Q4_0
+	// the goals (issue 24: with the same importance matrix): IQ4_NL and
+	// Q4_0 best fit below llama-quantize's IQ4_NL and Q4_0; IQ4_NL without
+	// one is logged
 	byName := map[string]row{}
 	for _, r := range rows {
 		byName[r.name] = r
@@ -435,7 +437,7 @@ func TestStoriesKL(t *testing.T) {
 		ours, ref cell
 		open      bool // a goal not met yet: logged, not failed
 	}{
-		{"IQ4_NL without imatrix", nl.ours, nl.lq, true}, {"IQ4_NL with imatrix", nl.oursIm, nl.lqIm, true},
+		{"IQ4_NL without imatrix", nl.ours, nl.lq, true}, {"IQ4_NL with imatrix", nl.oursIm, nl.lqIm, false},
 		{"Q4_0 best fit vs llama-quantize Q4_0 without imatrix", q4b.ours, q4r.lq, false},
 		{"Q4_0 best fit vs llama-quantize Q4_0 with imatrix", q4b.oursIm, q4b.lqIm, false},
 	} {
