@@ -498,7 +498,7 @@ func createModel(out string, h *mlb.Header, src string) (*mlb.Writer, error) {
 
 // ggmlTypes makes h a mixed file (wtype 3, f16 scales) whose quantized
 // matrices are of type gt (mix: llama-quantize's _M mix) where
-// Options.GGML and Options.Mix say they can be.
+// Options.GGML and Options.Mix say they can be, the classifier Q6_K.
 func ggmlTypes(h *mlb.Header, gt quantize.GGMLType, mix bool) error {
 	probe := *h
 	probe.WType, probe.Q8Mask = mlb.WTypeQ8_0, 0
@@ -518,11 +518,11 @@ func ggmlTypes(h *mlb.Header, gt quantize.GGMLType, mix bool) error {
 		}
 		typ := base
 		c := maskClass(t.Name)
-		if mix {
-			cls := t.Name == "wcls" || t.Name == "tok_emb" && h.SharedClassifier != 0
-			if cls || (c == mlb.MaskWV || c == mlb.MaskW2) && useMoreBits(layerOf(t.Name), nl) {
-				typ = mlb.Q6_K
-			}
+		// The classifier (or the embedding it shares) is Q6_K for every
+		// type, as llama-quantize keeps it: its error reaches every logit.
+		cls := t.Name == "wcls" || t.Name == "tok_emb" && h.SharedClassifier != 0
+		if cls || mix && (c == mlb.MaskWV || c == mlb.MaskW2) && useMoreBits(layerOf(t.Name), nl) {
+			typ = mlb.Q6_K
 		}
 		if f, ok := fallback[typ]; ok && t.Cols%256 != 0 {
 			typ = f

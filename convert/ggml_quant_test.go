@@ -17,7 +17,7 @@ import (
 // TestConvertIQ4 converts a synthetic llama (k256: every width a multiple
 // of 256; tiny: widths of 64) to IQ4_XS, IQ4_NL and Q6_K: the file is mixed
 // with the types the rule gives (IQ4_XS, IQ4_NL where a width is not a
-// multiple of 256), every matrix dequantizes to within 4- (6-) bit error of the Q8_0
+// multiple of 256; the shared classifier Q6_K, or Q8_0 there), every matrix dequantizes to within 4- (6-) bit error of the Q8_0
 // conversion of the same checkpoint, the report names the types, 1 and 3
 // threads write the same bytes, and the model runs.
 func TestConvertIQ4(t *testing.T) {
@@ -53,8 +53,11 @@ func TestConvertIQ4(t *testing.T) {
 			for _, e := range rep.Errors {
 				seen[e.Type] = true
 				lo, hi := 0.01, 0.2 // 4 bits
-				if e.Type == "Q6_K" {
+				switch e.Type {
+				case "Q6_K":
 					lo, hi = 0.002, 0.06
+				case "Q8_0":
+					lo, hi = 0.0005, 0.015
 				}
 				if !(e.RelRMSE > lo && e.RelRMSE < hi) {
 					t.Errorf("%s %v: %s (%s) relative RMSE %.4f outside 4-bit range", shape, gt, e.Name, e.Type, e.RelRMSE)
@@ -111,8 +114,12 @@ func checkIQ4File(t *testing.T, path, q8 string, gt quantize.GGMLType) {
 			want = mlb.IQ4_XS
 		}
 		lo, hi := 0.01, 0.2
-		if gt == quantize.GGMLQ6_K {
+		cls := ti.Name == "wcls" || ti.Name == "tok_emb" && f.Header.SharedClassifier != 0
+		if gt == quantize.GGMLQ6_K || cls { // llama-quantize's classifier type
 			want, lo, hi = mlb.Q6_K, 0.002, 0.06
+			if ti.Cols%256 != 0 {
+				want, lo, hi = mlb.Q8_0, -1, 0.003 // its blocks with f16 scales
+			}
 		}
 		if ti.Type != want {
 			t.Errorf("%s (%d cols): %v, want %v", ti.Name, ti.Cols, ti.Type, want)
@@ -120,7 +127,9 @@ func checkIQ4File(t *testing.T, path, q8 string, gt quantize.GGMLType) {
 		}
 		blocked++
 		y := make([]float32, ti.Rows*ti.Cols)
-		if err := quantize.DequantizeGGML(quantize.GGMLType(mlb.TypeCode(ti.Type)), ti.Q, y); err != nil {
+		if ti.Type == mlb.Q8_0 {
+			y = quantize.Dequantize(quantize.TypeQ8_0, ti.Q, ti.D, ti.Rows, ti.Cols)
+		} else if err := quantize.DequantizeGGML(quantize.GGMLType(mlb.TypeCode(ti.Type)), ti.Q, y); err != nil {
 			t.Fatal(err)
 		}
 		rt := g.Tensor(ti.Name)

@@ -370,11 +370,6 @@ func TestStoriesKL(t *testing.T) {
 			gg = filepath.Join(dir, "llama-"+typ+"-imatrix.gguf")
 			args = []string{"--imatrix", dat}
 		}
-		if strings.HasPrefix(typ, "IQ4") {
-			// krafla's iq4_nl and iq4_xs quantize the shared embedding as
-			// the rest (llama-quantize: Q6_K, here its Q8_0 fallback)
-			args = append(args, "--token-embedding-type", "iq4_nl", "--output-tensor-type", "iq4_nl")
-		}
 		args = append(args, f32, gg, typ)
 		cmd := exec.Command(lq, args...)
 		cmd.Env = ldEnv
@@ -429,7 +424,9 @@ func TestStoriesKL(t *testing.T) {
 	}
 	t.Logf("stories260K, FFN padded to %d, KL divergence against the F32 model:\n%s", storiesPadded, b.String())
 
-	// the goals: IQ4_NL and Q4_0 best fit below llama-quantize's IQ4_NL and Q4_0
+	// the goals (issue 24: with the same importance matrix): IQ4_NL and
+	// Q4_0 best fit below llama-quantize's IQ4_NL and Q4_0; IQ4_NL without
+	// one is logged
 	byName := map[string]row{}
 	for _, r := range rows {
 		byName[r.name] = r
@@ -440,7 +437,7 @@ func TestStoriesKL(t *testing.T) {
 		ours, ref cell
 		open      bool // a goal not met yet: logged, not failed
 	}{
-		{"IQ4_NL without imatrix", nl.ours, nl.lq, true}, {"IQ4_NL with imatrix", nl.oursIm, nl.lqIm, true},
+		{"IQ4_NL without imatrix", nl.ours, nl.lq, true}, {"IQ4_NL with imatrix", nl.oursIm, nl.lqIm, false},
 		{"Q4_0 best fit vs llama-quantize Q4_0 without imatrix", q4b.ours, q4r.lq, false},
 		{"Q4_0 best fit vs llama-quantize Q4_0 with imatrix", q4b.oursIm, q4b.lqIm, false},
 	} {

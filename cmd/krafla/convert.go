@@ -103,7 +103,7 @@ the reason.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "output .mlb (default: the folder's name with .mlb, in the current directory)")
-	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0, q4_0, q4_k_m (the quality/size choice), q5_k_m, q4_k, q5_k, q6_k, iq4_nl, iq4_xs (safetensors input: ggml's K-quants, _m as llama-quantize mixes them, and codebook types; where a width is not a multiple of 256 Q4_K and Q5_K fall back to Q5_0, Q6_K to Q8_0 and IQ4_XS to IQ4_NL; --imatrix weights them), or keep (GGUF input: every matrix keeps its type, Q4_K/Q5_K/Q6_K/IQ4_XS/IQ4_NL/Q5_0/Q4_1 blocks copied bit for bit)")
+	f.StringVar(&o.Type, "type", "q8_0", "weight type: q8_0, q4_0, q4_k_m (the quality/size choice), q5_k_m, q4_k, q5_k, q6_k, iq4_nl, iq4_xs (safetensors input: ggml's K-quants, _m as llama-quantize mixes them, and codebook types; where a width is not a multiple of 256 Q4_K and Q5_K fall back to Q5_0, Q6_K to Q8_0 and IQ4_XS to IQ4_NL; the classifier is Q6_K for all of them, as llama-quantize keeps it; --imatrix weights them), or keep (GGUF input: every matrix keeps its type, Q4_K/Q5_K/Q6_K/IQ4_XS/IQ4_NL/Q5_0/Q4_1 blocks copied bit for bit)")
 	f.StringVar(&o.Q8, "q8", "", "with --type q4_0: comma-separated matrix classes to keep in Q8_0")
 	f.StringVar(&o.Q4Rule, "q4-rule", "", "Q4_0 rounding: best (least-squares fit) or round (llama.cpp); default round for Gemma 3, best otherwise")
 	f.StringVar(&o.Imatrix, "imatrix", "", "importance matrix (from krafla imatrix) weighting the Q4_0 best fit")
