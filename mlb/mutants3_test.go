@@ -24,6 +24,7 @@ func zeroTensor(t *testing.T, w *mlb.Writer, f func(i int) float32) mlb.TensorIn
 	if !ok {
 		t.Fatal("no tensor left")
 	}
+	left := len(w.Remaining())
 	var err error
 	switch {
 	case ti.Type.Blocked():
@@ -48,6 +49,9 @@ func zeroTensor(t *testing.T, w *mlb.Writer, f func(i int) float32) mlb.TensorIn
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", ti.Name, err)
+	}
+	if n := len(w.Remaining()); n != left-1 {
+		t.Fatalf("%s written: %d tensors left, want %d", ti.Name, n, left-1) // else the callers' loops never end
 	}
 	return ti
 }
@@ -103,17 +107,26 @@ func TestWriterShapeErrorsHaveNoOffset(t *testing.T) {
 		}, "quant at row 2, column 5 is -128"},
 		{"none written", mlb.CodeFormat, func(w *mlb.Writer) error { return w.Prepare() },
 			"closed with " + strconv.Itoa(len(all)) + " tensors unwritten, next tok_emb"},
+		{"short blocks", mlb.CodeShape, nil, "Q4_K 67×256: 5 block bytes, want 9648"},
 		{"one written", mlb.CodeFormat, func(w *mlb.Writer) error {
 			zeroTensor(t, w, nil)
 			return w.Close()
 		}, "closed with " + strconv.Itoa(len(all)-1) + " tensors unwritten, next blk.0.attn_norm"},
 	} {
+		hc, do := h, c.do
+		if do == nil { // a mixed file whose tok_emb is Q4_K
+			hc = mlbtest.Mixed(mlb.Q4_K)
+			do = func(w *mlb.Writer) error {
+				// Create wrote type_table: tok_emb comes next
+				return w.WriteBlocks("tok_emb", make([]byte, 5))
+			}
+		}
 		path := filepath.Join(t.TempDir(), "m.mlb")
-		w, err := mlb.Create(path, &h)
+		w, err := mlb.Create(path, &hc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.do(w)
+		err = do(w)
 		w.Abort()
 		checkNoOffset(t, c.name, err, c.code, c.want)
 		if _, serr := os.Stat(path); !errors.Is(serr, os.ErrNotExist) {
