@@ -155,7 +155,7 @@ func TestOpenErrors(t *testing.T) {
 		!errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "offset") {
 		t.Errorf("missing file: got %v", err)
 	}
-	if _, err := Open(dir); !errors.As(err, &e) || !errors.Is(err, ErrIO) || e.Msg != "not a regular file" {
+	if _, err := Open(dir); !errors.As(err, &e) || !errors.Is(err, ErrIO) || e.Msg != "not a regular file" || e.Offset != -1 {
 		t.Errorf("directory: got %v", err)
 	}
 	bad := filepath.Join(dir, "bad.gguf")
@@ -268,5 +268,163 @@ func TestValueIndexAndString(t *testing.T) {
 		if got := c.v.String(); got != c.want {
 			t.Errorf("String() = %s, want %s", got, c.want)
 		}
+	}
+}
+
+// TestCountBounds: the metadata and tensor counts may be exactly the bytes
+// left over the smallest entry (14 and 25 bytes); one more is refused with
+// the bound, before any entry is read.
+func TestCountBounds(t *testing.T) {
+	kv := metaOnly(TypeUint8, func(r *raw) { r.bytes(5) }) // 14 bytes of entry
+	if _, err := Parse(kv); err != nil {
+		t.Errorf("one 14-byte entry: %v", err)
+	}
+	kv2 := append([]byte(nil), kv...)
+	kv2[16] = 2
+	if _, err := Parse(kv2); err == nil || !strings.Contains(err.Error(), "metadata count 2 cannot fit in the 14 bytes left (at least 14 bytes each)") {
+		t.Errorf("two entries in 14 bytes: %v", err)
+	}
+	// A scalar F32 tensor: a 25-byte info, padding to 32, then its 4 bytes.
+	ts := (&raw{}).header(3, 1, 0).info("s", F32, 0).pad(32).u32(0).b
+	f, err := Parse(ts)
+	if err != nil || len(f.Tensors) != 1 || f.Tensors[0].Size != 4 {
+		t.Errorf("one scalar tensor: %v", err)
+	}
+	ts[8] = 2
+	if _, err := Parse(ts); err == nil || !strings.Contains(err.Error(), "tensor count 2 cannot fit in the 44 bytes left (at least 25 bytes each)") {
+		t.Errorf("two tensors in 44 bytes: %v", err)
+	}
+	// "GGUF" alone: the magic is right, the version is missing.
+	if _, err := Parse([]byte(Magic)); err == nil || !strings.Contains(err.Error(), "version needs 4 bytes, 0 left") {
+		t.Errorf("magic alone: %v", err)
+	}
+}
+
+// TestInfoLimits: the largest values each tensor-info rule allows pass it
+// (a 63-byte name, 4 dimensions, a dimension and a byte size of exactly
+// MaxInt64, data ending exactly at the file's end); the errors name the shape
+// prefix that overflows and the data's range.
+func TestInfoLimits(t *testing.T) {
+	one := func(name string, typ Type, shape ...uint64) []byte {
+		return (&raw{}).header(3, 1, 0).info(name, typ, 0, shape...).pad(32).b
+	}
+	withData := func(b []byte, n int) []byte { return append(b, make([]byte, n)...) }
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string // "" when valid
+	}{
+		{"63-byte name", withData(one(strings.Repeat("n", 63), F32, 1), 4), ""},
+		{"4 dimensions", withData(one("w", F32, 1, 2, 1, 2), 16), ""},
+		{"empty tensor at the end", one("z", F32, 0), ""},
+		{"shape wraps at dimension 1", one("w", F32, 1<<32, 1<<32, 16), "shape [4294967296 4294967296]: element count overflows"},
+		{"data beyond", withData(one("w", F32, 8), 8), "data at file offset 0x40..0x60 lies beyond the end of the file (72 bytes)"},
+	} {
+		_, err := Parse(c.b)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+	// An I8 tensor of MaxInt64 elements (MaxInt64 bytes) with alignment 1:
+	// every bound holds with equality, so the only error is the missing data.
+	r := (&raw{}).header(3, 1, 1).str("general.alignment").u32(uint32(TypeUint32)).u32(1)
+	r.info("big", I8, 0, math.MaxInt64)
+	if _, err := Parse(r.b); err == nil || !strings.Contains(err.Error(), "lies beyond the end of the file") {
+		t.Errorf("MaxInt64 bytes: got %v, want only the data missing", err)
+	}
+	// A cut inside a tensor's dimensions names the tensor.
+	b := one("w", F32, 1, 1, 1, 1)
+	_, err := Parse(b[:24+9+4+8+8+5]) // 34 bytes left: the count bound holds
+	var e *Error
+	if !errors.As(err, &e) || e.Tensor != "w" || !strings.Contains(e.Msg, "dimension needs 8 bytes") {
+		t.Errorf("cut in a dimension: got %v, want it to name tensor w", err)
+	}
+}
+
+// TestCloseParsed: Close of a File from Parse (no mapping) succeeds.
+func TestCloseParsed(t *testing.T) {
+	f, err := Parse(good())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil || f.Tensors != nil {
+		t.Errorf("Close: %v, tensors %v", err, f.Tensors)
+	}
+}
+
+// TestWriterLimits: the writer's bounds are those of the reader (a 63-byte
+// name, a byte size of at most MaxInt64/2), its errors concern no offset, and
+// it reports what was written where and what is left unwritten.
+func TestWriterLimits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.gguf")
+	for _, c := range []struct {
+		name string
+		kvs  []KV
+		ts   []TensorInfo
+		want string // "" when Create succeeds
+	}{
+		{"63-byte name", nil, []TensorInfo{{Name: strings.Repeat("n", 63), Type: F32, Shape: []uint64{1}}}, ""},
+		{"64-byte name", nil, []TensorInfo{{Name: strings.Repeat("n", 64), Type: F32, Shape: []uint64{1}}}, "empty, duplicate or longer than 63 bytes"},
+		{"MaxInt64/2 bytes", nil, []TensorInfo{{Name: "a", Type: I8, Shape: []uint64{math.MaxInt64 / 2}}}, ""},
+		{"2^62 bytes", nil, []TensorInfo{{Name: "a", Type: I8, Shape: []uint64{1 << 62}}}, "byte size overflows"},
+		{"MaxInt64 elements", nil, []TensorInfo{{Name: "a", Type: I8, Shape: []uint64{math.MaxInt64}}}, "byte size overflows"},
+		{"shape overflows", nil, []TensorInfo{{Name: "a", Type: I8, Shape: []uint64{1 << 32, 1 << 32}}}, "shape [4294967296 4294967296] overflows"},
+		{"duplicate key", []KV{{Key: "a", Value: Uint8(1)}, {Key: "a", Value: Uint8(2)}}, nil, "empty or duplicate key"},
+		{"bad alignment", []KV{{Key: "general.alignment", Value: Uint32(3)}}, nil, "alignment must be a u32 power of two"},
+		{"nested array", []KV{{Key: "a", Value: Array([]Value{Array([]uint8{1})})}}, nil, "arrays of arrays are not written"},
+	} {
+		w, err := Create(path, c.kvs, c.ts)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			} else {
+				w.Abort()
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Offset != -1 || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "offset") {
+			t.Errorf("%s: got %v, want %q at offset -1", c.name, err, c.want)
+		}
+	}
+	ts := []TensorInfo{{Name: "a", Type: F32, Shape: []uint64{2}}, {Name: "b", Type: F32, Shape: []uint64{2}}}
+	for _, c := range []struct {
+		name string
+		do   func(w *Writer) error
+		want string
+	}{
+		{"wrong order", func(w *Writer) error { return w.WriteTensor("b", make([]byte, 8)) }, "written where a comes next"},
+		{"short", func(w *Writer) error { return w.WriteTensor("a", make([]byte, 7)) }, "7 bytes, want 8 for F32 [2]"},
+		{"after the last", func(w *Writer) error {
+			w.WriteTensor("a", make([]byte, 8))
+			w.WriteTensor("b", make([]byte, 8))
+			return w.WriteTensor("c", make([]byte, 8))
+		}, "written after the last tensor"},
+		{"none written", func(w *Writer) error { return w.Close() }, "closed with 2 tensors unwritten, next a"},
+		{"one written", func(w *Writer) error { w.WriteTensor("a", make([]byte, 8)); return w.Close() }, "closed with 1 tensors unwritten, next b"},
+	} {
+		w, err := Create(path, nil, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.do(w)
+		w.Abort()
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || e.Offset != -1 || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "offset") {
+			t.Errorf("%s: got %v, want %q at offset -1", c.name, err, c.want)
+		}
+	}
+	// Close after Abort reports the abort.
+	w, err := Create(path, nil, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if err := w.Close(); err == nil || err.Error() != "gguf: writer aborted" {
+		t.Errorf("Close after Abort: %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
 	}
 }
