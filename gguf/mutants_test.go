@@ -294,6 +294,10 @@ func TestCountBounds(t *testing.T) {
 	if _, err := Parse(ts); err == nil || !strings.Contains(err.Error(), "tensor count 2 cannot fit in the 44 bytes left (at least 25 bytes each)") {
 		t.Errorf("two tensors in 44 bytes: %v", err)
 	}
+	// Version 0 is unknown, not big-endian.
+	if _, err := Parse(append([]byte("GGUF\x00\x00\x00\x00"), good()[8:]...)); err == nil || !strings.Contains(err.Error(), "unknown GGUF version 0 (want 2 or 3)") {
+		t.Errorf("version 0: %v", err)
+	}
 	// "GGUF" alone: the magic is right, the version is missing.
 	if _, err := Parse([]byte(Magic)); err == nil || !strings.Contains(err.Error(), "version needs 4 bytes, 0 left") {
 		t.Errorf("magic alone: %v", err)
