@@ -312,11 +312,12 @@ func (d *decoder) tensorInfo() (TensorInfo, error) {
 		if n > math.MaxInt64 {
 			return ti, fail("dimension %d is %d, negative as ggml's int64", i, int64(n))
 		}
+		ti.Shape[i] = n
 		hi, lo := bits.Mul64(elems, n)
 		if hi != 0 || lo > math.MaxInt64 {
 			return ti, fail("shape %v: element count overflows", ti.Shape[:i+1])
 		}
-		ti.Shape[i], elems = n, lo
+		elems = lo
 	}
 	typ, err := d.u32("tensor type")
 	if err != nil {

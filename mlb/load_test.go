@@ -199,6 +199,7 @@ func writeModel(tb testing.TB, path string, h mlb.Header, f32 func(mlb.TensorInf
 		if !ok {
 			break
 		}
+		left := len(w.Remaining())
 		if ti.Type == mlb.F32 {
 			err = w.WriteF32(ti.Name, f32(ti))
 		} else {
@@ -207,6 +208,9 @@ func writeModel(tb testing.TB, path string, h mlb.Header, f32 func(mlb.TensorInf
 		}
 		if err != nil {
 			tb.Fatal(err)
+		}
+		if n := len(w.Remaining()); n != left-1 {
+			tb.Fatalf("%s written: %d tensors left, want %d", ti.Name, n, left-1) // else the loop never ends
 		}
 	}
 	if err := w.Close(); err != nil {

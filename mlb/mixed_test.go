@@ -37,6 +37,7 @@ func TestMixedRoundTrip(t *testing.T) {
 			if !ok {
 				break
 			}
+			left := len(w.Remaining())
 			switch {
 			case ti.Type.Blocked():
 				b := mlbtest.RandomBlocks(r, ti.Type, ti.Rows*ti.Cols/ti.Type.BlockElems(), ti.Cols)
@@ -58,6 +59,9 @@ func TestMixedRoundTrip(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := len(w.Remaining()); n != left-1 {
+				t.Fatalf("%s written: %d tensors left, want %d", ti.Name, n, left-1) // else the loop never ends
 			}
 		}
 		if err := w.Close(); err != nil {

@@ -48,6 +48,9 @@ pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(imatrix quantize gguf mlb asm infer mlt) # smallest first
 out=${MUTATE_OUT:-mutate-out}
 mkdir -p "$out"
+# gremlins runs the tests in a temporary copy of the module, where ../shared is
+# not beside the repository: point the tests at it (else they skip).
+[ -n "${KRAFLA_SHARED:-}" ] || [ ! -d ../shared ] || export KRAFLA_SHARED="$(cd ../shared && pwd)"
 for p in "${pkgs[@]}"; do
 	p=${p#./}
 	tags=()

@@ -56,6 +56,7 @@ func Fill(w *mlb.Writer, seed int64) error {
 		if !ok {
 			break
 		}
+		left := len(w.Remaining())
 		if ti.Type.Blocked() {
 			err = w.WriteBlocks(ti.Name, RandomBlocks(r, ti.Type, ti.Rows*ti.Cols/ti.Type.BlockElems(), ti.Cols))
 		} else if ti.Type.Quantized() {
@@ -67,6 +68,11 @@ func Fill(w *mlb.Writer, seed int64) error {
 		}
 		if err != nil {
 			return err
+		}
+		// A write that succeeds moves on by exactly one tensor (a writer
+		// that does not would loop here forever).
+		if next, ok := w.Next(); ok && (next.Name == ti.Name || len(w.Remaining()) != left-1) {
+			return fmt.Errorf("mlbtest: %s written, but the writer expects %s next with %d left (want %d)", ti.Name, next.Name, len(w.Remaining()), left-1)
 		}
 	}
 	return nil
