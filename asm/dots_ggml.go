@@ -26,6 +26,15 @@ func checkDots(out []float32, ldo int, w []byte, a []int8, da []float32, bs []in
 	return nb, cols
 }
 
+// zeroDots sets the n outputs of a product of rows with no superblocks: the
+// Dot… of an empty row is 0 (the chunk loops below would not run and leave
+// out as it was).
+func zeroDots(out []float32, ldo, n int) {
+	for i := range n {
+		out[i*ldo] = 0
+	}
+}
+
 // DotsQ4_K sets out[i·ldo] = DotQ4_K(w, a[i·cols:], da[i·nb:], bs[i·16nb:])
 // for i < n, with cols = 256·nb the row width (len(a) = n·cols).
 func DotsQ4_K(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
@@ -47,6 +56,10 @@ func dotsQK(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32,
 	}
 	nb, cols := checkDots(out, ldo, w, a, da, bs, n, bb)
 	if dotsSIMD(kv, bb, out, ldo, w, a, da, bs, n, nb) {
+		return
+	}
+	if nb == 0 {
+		zeroDots(out, ldo, n)
 		return
 	}
 	var ks [dotsChunk]kScales
@@ -100,6 +113,10 @@ func dotsQ6K(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32
 	if dotsSIMD(kv, 210, out, ldo, w, a, da, bs, n, nb) {
 		return
 	}
+	if nb == 0 {
+		zeroDots(out, ldo, n)
+		return
+	}
 	var sc [dotsChunk][16]int16
 	var d [dotsChunk]float32
 	for b0 := 0; b0 < nb; b0 += dotsChunk {
@@ -143,6 +160,10 @@ func DotsIQ4_XS(out []float32, ldo int, w []byte, a []int8, da []float32, bs []i
 func dotsIQ4XS(kv Kernel, out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
 	nb, cols := checkDots(out, ldo, w, a, da, bs, n, 136)
 	if dotsSIMD(kv, 136, out, ldo, w, a, da, bs, n, nb) {
+		return
+	}
+	if nb == 0 {
+		zeroDots(out, ldo, n)
 		return
 	}
 	var sc [dotsChunk][8]int16
@@ -206,6 +227,9 @@ func dotsRows(kv Kernel, bb int, out []float32, ldo int, w []byte, rows int, a [
 	rb := len(w) / rows
 	nb := rb / bb
 	checkDots(out, ldo, w[:rb], a, da, bs, n, bb)
+	if n == 0 {
+		return // out may be shorter than rows: out[r:] below would fault
+	}
 	if dotsRowsSIMD(kv, bb, out, ldo, w, rows, a, da, bs, n, nb) {
 		return
 	}
