@@ -1,0 +1,58 @@
+package infer
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlb/mlbtest"
+)
+
+// Tests written for the mutants of forward.go that gremlins (scripts/mutate.sh,
+// session 8) found alive; each says which mutants it kills. Expected values
+// come from the float64 reference (ref_test.go) or from paths the reference
+// already checks (a token-by-token pass: one activation row, one chunk).
+
+// sameLogits fails unless got and want hold the same float32 bits.
+func sameLogits(t *testing.T, what string, got, want [][]float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d positions, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		for j := range want[i] {
+			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("%s: position %d logit %d = %v, want %v", what, i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+// TestMixedWideChunks: the K-quant products of matrices two superblocks wide
+// (dim 512: nb = 2 Q8_K blocks per activation row), with the activation rows
+// in chunks of 1 and of 3, give the bits of a token-by-token pass (one row,
+// one chunk), and the batched pass matches the float64 reference. The mixed
+// cases of mixed_test.go are 256 wide, where nb = 1 and mulBlocked's
+// `dk[i0*nb:(i0+m)*nb]`, `bk[i0*nb*16:(i0+m)*nb*16]` → `/nb` (forward.go:69,
+// four mutants) change nothing.
+func TestMixedWideChunks(t *testing.T) {
+	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q5_K, mlb.Q6_K, mlb.IQ4_XS)
+	h.Dim, h.HiddenDim = 512, 512
+	m, f := openModel(t, h, 7)
+	tokens := randTokens(rand.New(rand.NewSource(8)), 11, int(h.Vocab))
+	want := allLogits(t, m, SessionOptions{Batch: 1}, tokens, 0)
+	refQ := newRef(f, true).logits(tokens)
+	refF := newRef(f, false).logits(tokens)
+	if dq, rms := maxDiff(want, refQ); dq > 0.5*maxDiff64(refQ, refF)+1e-4*rms {
+		t.Fatalf("token by token: max |fast − refQ| = %.3g (rms %.3g)", dq, rms)
+	}
+	chunk := dotsChunkRows
+	defer func() { dotsChunkRows = chunk }()
+	for _, rows := range []int{1, 3, chunk} {
+		dotsChunkRows = rows
+		got := allLogits(t, m, SessionOptions{Batch: 16, Threads: 2}, tokens, 0)
+		sameLogits(t, fmt.Sprintf("chunks of %d", rows), got, want)
+	}
+}
