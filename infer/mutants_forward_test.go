@@ -56,3 +56,27 @@ func TestMixedWideChunks(t *testing.T) {
 		sameLogits(t, fmt.Sprintf("chunks of %d", rows), got, want)
 	}
 }
+
+// TestL2Norm: l2norm divides by sqrt(Σx² + 1e-6), the epsilon inside the root
+// (forward.go:633 `ss+1e-6` → `ss-1e-6` lived: with Σx² ≫ 1e-6 in every model
+// of the tests the epsilon is below the tolerances). Expected values in float64
+// from the definition, on vectors where the epsilon matters.
+func TestL2Norm(t *testing.T) {
+	for _, x := range [][]float32{{3e-4, 4e-4}, {1e-3}, {0.5, -0.5, 0.25, 1e-4}, {0, 0}} {
+		ss := 0.0
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
+		want := make([]float64, len(x))
+		for i, v := range x {
+			want[i] = float64(v) / math.Sqrt(ss+1e-6)
+		}
+		got := append([]float32(nil), x...)
+		l2norm(got)
+		for i := range got {
+			if d := math.Abs(float64(got[i]) - want[i]); !(d <= 1e-6*math.Abs(want[i])) {
+				t.Errorf("l2norm(%v)[%d] = %v, want %.9g", x, i, got[i], want[i])
+			}
+		}
+	}
+}
