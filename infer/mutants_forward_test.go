@@ -80,3 +80,55 @@ func TestL2Norm(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchMixedKV: a batch of an f32-cached and an f16-cached session (in
+// both orders) gives each the bits of its evaluation alone: only the f16
+// sequence's own rows of keys and values are rounded to f16 (forward.go:347,
+// 348 `s.k[sq.off*kvd:…]` → `sq.off/kvd` lived: it also rounds the rows of
+// the sequences before it, which only a batch mixing the cache types shows).
+func TestBatchMixedKV(t *testing.T) {
+	for _, name := range []string{"q8", "mistral_sliding_gqa"} {
+		h := mlbtest.CaseHeader(t, name)
+		m, _ := openModel(t, h, 5)
+		r := rand.New(rand.NewSource(9))
+		for _, kinds := range [][2]KVType{{KVF32, KVF16}, {KVF16, KVF32}} {
+			var tokens [2][]int
+			var want [2][][]float32
+			var ss [2]*Session
+			for k, kv := range kinds {
+				tokens[k] = randTokens(r, 9+4*k, int(h.Vocab))
+				want[k] = allLogits(t, m, SessionOptions{Threads: 1, KV: kv}, tokens[k], 0)
+				s, err := m.NewSession(SessionOptions{Batch: 1, KV: kv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				ss[k] = s
+			}
+			b, err := m.NewBatch(BatchOptions{Threads: 2, Tokens: 32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			// Two passes: the prompts but their last 3 tokens, then those.
+			for _, part := range [2]bool{false, true} {
+				var items []BatchItem
+				for k, s := range ss {
+					n := len(tokens[k]) - 3
+					tk := tokens[k][:n]
+					if part {
+						tk = tokens[k][n:]
+					}
+					items = append(items, BatchItem{Session: s, Tokens: tk, Logits: true})
+				}
+				err := b.Eval(items, func(i int, l []float32) error {
+					sameBits(t, fmt.Sprintf("%s %v, sequence %d at %d", name, kinds, i, ss[i].Pos()), l, want[i][ss[i].Pos()-1])
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
