@@ -132,3 +132,27 @@ func TestBatchMixedKV(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingLongRuns: a sliding window of 100 positions over 160, so that a
+// query's keys come in runs of a whole attnKeyBlock (64) starting inside a
+// key block (the window's first position, and the ring slot of the cache,
+// are not multiples of kvBlock). The scores of such a run take 5 key blocks,
+// more than attnKeyBlock: forward.go:415 `attnKeyBlock + 2*kvBlock` →
+// `2/kvBlock` (the score rows' stride without the spare blocks) lived, as every
+// run of the other tests is shorter than 49 or starts on a block. Batched
+// and token by token, against the float64 reference as TestLongSequences.
+func TestSlidingLongRuns(t *testing.T) {
+	h := mlbtest.CaseHeader(t, "mistral_sliding_gqa")
+	h.SlidingWindow, h.MaxSeq = 100, 160
+	m, f := openModel(t, h, 5)
+	tokens := randTokens(rand.New(rand.NewSource(6)), 160, int(h.Vocab))
+	want := allLogits(t, m, SessionOptions{Threads: 1, Batch: 1}, tokens, 1)
+	got := allLogits(t, m, SessionOptions{Threads: 2, Batch: 160}, tokens, 0)
+	sameLogits(t, "one pass against token by token", got, want)
+	ref := newRef(f, true).logits(tokens)
+	refF := newRef(f, false).logits(tokens)
+	dq, rms := maxDiff(want, ref)
+	if tol := 0.5*maxDiff64(ref, refF) + 1e-4*rms; dq > tol {
+		t.Errorf("max |fast − reference| = %.4g, want ≤ %.4g", dq, tol)
+	}
+}
