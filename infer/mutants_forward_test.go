@@ -156,3 +156,33 @@ func TestSlidingLongRuns(t *testing.T) {
 		t.Errorf("max |fast − reference| = %.4g, want ≤ %.4g", dq, tol)
 	}
 }
+
+// TestClassifierBound: with logits for every token, the classifier runs in
+// passes of at most maxLogitBytes of logits, so the session's logits buffer
+// holds at most that many (forward.go:247 `maxLogitBytes/(4*c.Vocab)` →
+// `maxLogitBytes*(…)` lived: one pass of every row gives the same logits, only
+// the memory bound is lost); the logits are those of one large pass.
+func TestClassifierBound(t *testing.T) {
+	h := mlbtest.Base()
+	m, _ := openModel(t, h, 3)
+	tokens := randTokens(rand.New(rand.NewSource(4)), 10, int(h.Vocab))
+	want := allLogits(t, m, SessionOptions{Batch: 16}, tokens, 0)
+	defer func(v int) { maxLogitBytes = v }(maxLogitBytes)
+	maxLogitBytes = 3 * 4 * int(h.Vocab)
+	s, err := m.NewSession(SessionOptions{Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got [][]float32
+	if err := s.Eval(tokens, true, func(i int, l []float32) error {
+		got = append(got, append([]float32(nil), l...))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sameLogits(t, "passes of 3 rows", got, want)
+	if n := len(s.logits); n > 3*int(h.Vocab) {
+		t.Errorf("logits buffer of %d values, want at most 3 rows of %d", n, h.Vocab)
+	}
+}
