@@ -43,9 +43,11 @@ func TestDotsShapeEdges(t *testing.T) {
 		}()
 		f()
 	}
-	r := rand.New(rand.NewSource(41))
-	for _, k := range dotsKinds {
+	for ki, k := range dotsKinds {
 		for _, kern := range ggmlKernels() {
+			// a stream per kind and variant: the draws do not depend on
+			// which variants this build has (under purego only Generic)
+			r := rand.New(rand.NewSource(41 + 16*int64(ki) + int64(kern)))
 			name := k.name + " " + kern.String()
 			dots := func(out []float32, ldo int, w []byte, a []int8, da []float32, bs []int16, n int) {
 				k.dots(kern, out, ldo, w, a, da, bs, n)
@@ -55,7 +57,27 @@ func TestDotsShapeEdges(t *testing.T) {
 			}
 			w := dotsWeights(r, k, rows*nb, false)
 			w1 := w[:nb*k.bb]
+			d := DotQ4_K
+			switch k.name {
+			case "Q5_K":
+				d = DotQ5_K
+			case "Q6_K":
+				d = DotQ6_K
+			case "IQ4_XS":
+				d = DotIQ4_XS
+			}
+			// activations whose products with w1 are not 0 (dotsActs draws
+			// zero superblocks), so that an output left 0 is seen
+			dot := func(a []int8, da []float32, bs []int16, i int) float32 {
+				return d(w1, a[i*nb*QK:(i+1)*nb*QK], da[i*nb:(i+1)*nb], bs[i*nb*16:(i+1)*nb*16])
+			}
 			a, da, bs := dotsActs(r, 2, nb)
+			for try := 0; dot(a, da, bs, 0) == 0 || dot(a, da, bs, 1) == 0; try++ {
+				if try == 100 {
+					t.Fatalf("%s: no activations with nonzero products in 100 draws", name)
+				}
+				a, da, bs = dotsActs(r, 2, nb)
+			}
 			a1, da1, bs1 := a[:nb*QK], da[:nb], bs[:nb*16]
 
 			// Dots…: n = 0 is nothing to do, whatever out and ldo are.
@@ -64,16 +86,7 @@ func TestDotsShapeEdges(t *testing.T) {
 			want := make([]float32, 4)
 			dots(want, 3, w1, a, da, bs, 2)
 			for i := range 2 {
-				d := DotQ4_K
-				switch k.name {
-				case "Q5_K":
-					d = DotQ5_K
-				case "Q6_K":
-					d = DotQ6_K
-				case "IQ4_XS":
-					d = DotIQ4_XS
-				}
-				if g, e := want[3*i], d(w1, a[i*nb*QK:(i+1)*nb*QK], da[i*nb:(i+1)*nb], bs[i*nb*16:(i+1)*nb*16]); !sameFloat(g, e) || g == 0 {
+				if g, e := want[3*i], dot(a, da, bs, i); !sameFloat(g, e) || g == 0 {
 					t.Fatalf("%s Dots row %d: %v, Dot %v (nonzero)", name, i, g, e)
 				}
 			}
