@@ -3,6 +3,8 @@ package mlt
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -187,5 +189,24 @@ func TestErrorString(t *testing.T) {
 		if got := c.e.Error(); got != c.want {
 			t.Errorf("Error() = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestOpenTooLarge: a file above the 2 GiB limit is refused from its size,
+// before anything is read (a sparse file: no disk is used), naming the file.
+func TestOpenTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.mlt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1<<31 + 1); err != nil {
+		f.Close()
+		t.Skipf("cannot make a sparse file of 2 GiB + 1: %v", err)
+	}
+	f.Close()
+	_, err = Open(path)
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "file of 2147483649 bytes is larger than any tokenizer (limit 2147483648)") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open(2 GiB + 1): got %v, want ML_E_FORMAT naming the size and the file", err)
 	}
 }
