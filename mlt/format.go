@@ -188,17 +188,21 @@ func (t *Tokenizer) prepare() {
 	})
 }
 
-// noteCross records the characters that p holds right before a ▁ (other than ▁).
+// noteCross records the characters that p holds right before a ▁ (other than ▁),
+// every ▁ of p, the first one included when p starts with it ("▁a▁b" has an
+// 'a' before its second ▁).
 func (t *Tokenizer) noteCross(p string) {
-	for k := strings.Index(p, metaspace); k > 0; {
-		r, _ := utf8.DecodeLastRuneInString(p[:k])
-		if r < utf8.RuneSelf {
-			t.crossASCII[r] = true
-		} else if r != '▁' {
-			if t.crossOther == nil {
-				t.crossOther = map[rune]bool{}
+	for k := strings.Index(p, metaspace); k >= 0; {
+		if k > 0 {
+			r, _ := utf8.DecodeLastRuneInString(p[:k])
+			if r < utf8.RuneSelf {
+				t.crossASCII[r] = true
+			} else if r != '▁' {
+				if t.crossOther == nil {
+					t.crossOther = map[rune]bool{}
+				}
+				t.crossOther[r] = true
 			}
-			t.crossOther[r] = true
 		}
 		n := strings.Index(p[k+len(metaspace):], metaspace)
 		if n < 0 {
