@@ -123,8 +123,15 @@ func TestValidateInMemory(t *testing.T) {
 		tk := smallByteLevel()
 		c.edit(tk)
 		err := tk.Validate()
-		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) {
-			t.Errorf("%s: Validate = %v, want ML_E_FORMAT saying %q", c.name, err, c.says)
+		// An in-memory tokenizer has no offsets, but bos and eos name their
+		// header fields.
+		off := map[string]int64{"bos -2": 20, "eos -2": 24}[c.name]
+		if off == 0 {
+			off = -1
+		}
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) || e.Offset != off {
+			t.Errorf("%s: Validate = %v, want ML_E_FORMAT saying %q at offset %d", c.name, err, c.says, off)
 		}
 	}
 	for _, c := range []struct {
@@ -148,7 +155,8 @@ func TestValidateInMemory(t *testing.T) {
 		tk := smallSentencePiece(0)
 		c.edit(tk)
 		err := tk.Validate()
-		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) {
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) || e.Offset != -1 {
 			t.Errorf("%s: Validate = %v, want ML_E_FORMAT saying %q", c.name, err, c.says)
 		}
 	}
@@ -274,31 +282,51 @@ func TestBytesUnvalidated(t *testing.T) {
 	}
 }
 
-// TestWriteOpenIOErrors: a write into a missing directory and a read of a
-// directory are ML_E_IO errors naming the path.
+// TestWriteOpenIOErrors: a write into a missing directory, a missing file, a
+// read of a directory and a file above the size limit are errors about the
+// whole file (offset -1, no " at offset" in the text).
 func TestWriteOpenIOErrors(t *testing.T) {
 	dir := t.TempDir()
+	whole := func(what string, err error, code error, says string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, code) || e.Offset != -1 || !strings.Contains(err.Error(), says) || strings.Contains(err.Error(), " at offset") {
+			t.Errorf("%s: %v, want %v saying %q at offset -1", what, err, code, says)
+		}
+	}
 	path := filepath.Join(dir, "missing", "tok.mlt")
 	err := smallByteLevel().Write(path)
-	var e *Error
-	if !errors.As(err, &e) || !errors.Is(err, ErrIO) || e.Path != path || !strings.Contains(err.Error(), "cannot write file") {
-		t.Errorf("Write into a missing directory: %v, want ML_E_IO naming %s", err, path)
+	whole("Write into a missing directory", err, ErrIO, "cannot write file")
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Path != path {
+		t.Errorf("Write into a missing directory: %v, want the path %s", err, path)
 	}
-	if _, err := Open(filepath.Join(dir, "none.mlt")); !errors.Is(err, ErrIO) || !strings.Contains(err.Error(), "cannot open") {
-		t.Errorf("Open(missing): %v", err)
-	}
+	_, err = Open(filepath.Join(dir, "none.mlt"))
+	whole("Open(missing)", err, ErrIO, "cannot open")
 	st, err := os.Stat(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(dir)
 	if st.Size() > 0 {
-		if !errors.Is(err, ErrIO) || !strings.Contains(err.Error(), "short read") || !strings.Contains(err.Error(), dir) {
-			t.Errorf("Open(directory of %d bytes): %v, want ML_E_IO short read", st.Size(), err)
+		whole("Open(directory)", err, ErrIO, "short read")
+		if !strings.Contains(err.Error(), dir) {
+			t.Errorf("Open(directory): %v does not name it", err)
 		}
 	} else if !errors.Is(err, ErrFormat) {
 		t.Errorf("Open(directory of 0 bytes): %v, want ML_E_FORMAT", err)
 	}
+	big := filepath.Join(dir, "big.mlt")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1<<31 + 1); err != nil {
+		f.Close()
+		t.Skipf("cannot make a sparse file of 2 GiB + 1: %v", err)
+	}
+	f.Close()
+	_, err = Open(big)
+	whole("Open(2 GiB + 1)", err, ErrFormat, "larger than any tokenizer")
 }
 
 // TestNoteCross: the characters right before each ▁ of a piece, other than
@@ -400,4 +428,54 @@ func TestUnmergedTwoBytes(t *testing.T) {
 	if got, want := tk.UnmergedTokens(), []int{256}; !slices.Equal(got, want) {
 		t.Errorf("UnmergedTokens = %v, want %v", got, want)
 	}
+}
+
+// TestTokenBytesKinds: TokenBytes by its definition (tokbytes.go): a kind 1
+// piece with ▁ as a space, a kind 2 piece as its raw bytes, a byte token as
+// its byte (control in a pipeline whose decoder does not turn byte tokens
+// into bytes), a none token and a special added token as control, and an
+// added token its options mark not special as its text; the options go with
+// the added tokens in id order, and an added token past them is control.
+func TestTokenBytesKinds(t *testing.T) {
+	type want struct {
+		id      int
+		bytes   string
+		control bool
+	}
+	check := func(name string, tk *Tokenizer, ws []want) {
+		t.Helper()
+		toks, control := tk.TokenBytes()
+		if len(toks) != len(tk.Tokens) || len(control) != len(tk.Tokens) {
+			t.Fatalf("%s: %d bytes and %d control for %d tokens", name, len(toks), len(control), len(tk.Tokens))
+		}
+		for _, w := range ws {
+			if string(toks[w.id]) != w.bytes || control[w.id] != w.control || (w.control && toks[w.id] != nil) {
+				t.Errorf("%s: id %d = %q control %v, want %q control %v", name, w.id, toks[w.id], control[w.id], w.bytes, w.control)
+			}
+		}
+	}
+	sp := smallSentencePiece(0)
+	sp.Tokens = append(sp.Tokens, Token{Bytes: []byte("a▁▁b")}) // 262
+	check("kind 1", sp, []want{{0x41, "A", false}, {0xE2, "\xe2", false}, {256, " ", false}, {257, "a", false}, {259, " a", false}, {261, "", true}, {262, "a  b", false}})
+
+	bl := smallByteLevel()
+	bl.Tokens = append(bl.Tokens, Token{Bytes: []byte("▁x")}) // 260: kind 2 keeps ▁
+	check("kind 2", bl, []want{{0, "\x00", false}, {0xE2, "\xe2", false}, {258, "hell", false}, {259, "", true}, {260, "▁x", false}})
+
+	// Pipeline: added tokens 259 (special), 260 (not special), 261 (no
+	// options left: control), none token 262.
+	pl := smallByteLevelPipeline()
+	pl.Tokens = append(pl.Tokens, Token{Attr: AttrAdded, Bytes: []byte("<t>")}, Token{Attr: AttrAdded, Bytes: []byte("<u>")}, Token{Attr: AttrNone})
+	pl.Pipeline.Added = []AddedOptions{AddedSpecial, AddedLStrip}
+	check("kind 2 pipeline", pl, []want{{'a', "a", false}, {259, "", true}, {260, "<t>", false}, {261, "", true}, {262, "", true}})
+	// The first added token not special, the second special.
+	pl.Pipeline.Added = []AddedOptions{0, AddedSpecial}
+	check("kind 2 pipeline, first not special", pl, []want{{259, "<|x|>", false}, {260, "", true}, {261, "", true}})
+
+	spp := smallSentencePiecePipeline() // DecodeBytes set; 'a'..'c' none
+	check("kind 1 pipeline", spp, []want{{0x41, "A", false}, {'a', "", true}, {259, " a", false}, {261, "", true}})
+	spp.Pipeline.DecodeBytes = false
+	check("kind 1 pipeline without byte decoding", spp, []want{{0x41, "", true}, {'b', "", true}, {256, " ", false}})
+	spp.Pipeline.Added = []AddedOptions{AddedRStrip}
+	check("kind 1 pipeline, <s> not special", spp, []want{{261, "<s>", false}})
 }
