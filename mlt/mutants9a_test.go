@@ -111,6 +111,11 @@ func TestValidateInMemory(t *testing.T) {
 		{"no tokens", func(t *Tokenizer) { t.Tokens = nil; t.Merges = nil; t.EOS = -1 }, "n_vocab 0 out of range 1..16777216"},
 		{"attr 4", func(t *Tokenizer) { t.Tokens[5].Attr = 4 }, "token 5: unknown attr 4"},
 		{"none without pipeline", func(t *Tokenizer) { t.Tokens[6] = Token{Attr: AttrNone} }, "token 6: unknown attr 3"},
+		{"token too long", func(t *Tokenizer) { t.Tokens[259].Bytes = make([]byte, MaxTokenLen+1) }, "token 259: length 65537 above the limit 65536"},
+		{"duplicate piece", func(t *Tokenizer) { t.Tokens = append(t.Tokens, Token{Bytes: []byte("he")}) }, `token 260: piece "he" duplicates token 256`},
+		{"empty added", func(t *Tokenizer) { t.Tokens = append(t.Tokens, Token{Attr: AttrAdded}) }, "token 260: empty added token"},
+		{"byte token in kind 2", func(t *Tokenizer) { t.Tokens[7].Attr = AttrByte }, "token 7: byte tokens (attr 2) exist only in kind 1"},
+		{"missing single byte", func(t *Tokenizer) { t.Tokens[0].Attr = AttrAdded }, "kind 2 needs a normal token for every single byte; 0x00 is missing"},
 		{"bos -2", func(t *Tokenizer) { t.BOS = -2 }, "bos id -2 out of range (-1 or 0..259)"},
 		{"eos -2", func(t *Tokenizer) { t.EOS = -2 }, "eos id -2 out of range (-1 or 0..259)"},
 		{"empty normal", func(t *Tokenizer) { t.Tokens = append(t.Tokens, Token{}) }, "token 260: empty normal token"},
@@ -141,6 +146,8 @@ func TestValidateInMemory(t *testing.T) {
 	}{
 		{"byte token of 2 bytes", func(t *Tokenizer) { t.Tokens[7].Bytes = []byte{7, 7} }, "token 7: byte token of 2 bytes, want 1"},
 		{"byte token of 0 bytes", func(t *Tokenizer) { t.Tokens[7].Bytes = nil }, "token 7: byte token of 0 bytes, want 1"},
+		{"duplicate byte token", func(t *Tokenizer) { t.Tokens[0x41].Bytes = []byte{0} }, "token 65: byte token <0x00> duplicates token 0"},
+		{"missing byte token", func(t *Tokenizer) { t.Tokens[0x41] = Token{Bytes: []byte("A")} }, "kind 1 needs all 256 byte-fallback tokens; <0x41> is missing"},
 		{"none token with bytes", func(t *Tokenizer) {
 			t.Flags, t.Pipeline = FlagPipeline, smallSentencePiecePipeline().Pipeline
 			t.Tokens[9] = Token{Attr: AttrNone, Bytes: []byte{9}}
