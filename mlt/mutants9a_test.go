@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -485,4 +486,69 @@ func TestTokenBytesKinds(t *testing.T) {
 	check("kind 1 pipeline without byte decoding", spp, []want{{0x41, "", true}, {'b', "", true}, {256, " ", false}})
 	spp.Pipeline.Added = []AddedOptions{AddedRStrip}
 	check("kind 1 pipeline, <s> not special", spp, []want{{261, "<s>", false}})
+}
+
+// TestChatLimits: a chat section exactly at each limit of docs/FORMATS.md (64
+// templates, a 256-byte name, a 1 MiB source, bos and eos strings of
+// MaxTokenLen bytes, 1024 stop ids) validates and survives Bytes and Parse;
+// one more is refused by Validate with the limit in the message (chat.go's
+// `>` limits, `>=` refuses the limit itself).
+func TestChatLimits(t *testing.T) {
+	big := func() *Tokenizer {
+		tk := smallByteLevel()
+		for i := range 800 { // ids 260..1059
+			tk.Tokens = append(tk.Tokens, Token{Bytes: fmt.Appendf(nil, "t%d", i)})
+		}
+		var c Chat
+		for i := range MaxChatTemplates {
+			c.Templates = append(c.Templates, NamedTemplate{fmt.Sprintf("t%02d", i), "x"})
+		}
+		c.Templates[0].Name = strings.Repeat("n", MaxTemplateName)
+		c.Templates[1].Source = strings.Repeat("s", MaxTemplateLen)
+		c.BOSToken = strings.Repeat("b", MaxTokenLen)
+		c.EOSToken = strings.Repeat("e", MaxTokenLen)
+		for i := range MaxChatStopIDs {
+			c.StopIDs = append(c.StopIDs, int32(i))
+		}
+		tk.SetChat(&c)
+		return tk
+	}
+	tk := big()
+	if err := tk.Validate(); err != nil {
+		t.Fatalf("chat at the limits: %v", err)
+	}
+	p, err := Parse(tk.Bytes())
+	if err != nil {
+		t.Fatalf("Parse of a chat at the limits: %v", err)
+	}
+	if len(p.Chat.Templates) != MaxChatTemplates || len(p.Chat.StopIDs) != MaxChatStopIDs || p.Chat.Templates[1].Source != tk.Chat.Templates[1].Source || p.Chat.EOSToken != tk.Chat.EOSToken {
+		t.Errorf("Parse gave back a different chat section")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Chat)
+		says string
+	}{
+		{"65 templates", func(c *Chat) { c.Templates = append(c.Templates, NamedTemplate{"more", "x"}) }, "65 templates, more than the limit 64"},
+		{"name of 257 bytes", func(c *Chat) { c.Templates[0].Name += "n" }, "template 0: name length 257 out of range 1..256"},
+		{"source above 1 MiB", func(c *Chat) { c.Templates[1].Source += "s" }, "1048577 bytes, above the limit 1048576"},
+		{"bos_token above the limit", func(c *Chat) { c.BOSToken += "b" }, "bos_token: 65537 bytes, above the limit 65536"},
+		{"eos_token above the limit", func(c *Chat) { c.EOSToken += "e" }, "eos_token: 65537 bytes, above the limit 65536"},
+		{"1025 stop ids", func(c *Chat) { c.StopIDs = append(c.StopIDs, 1024) }, "1025 stop ids, more than the limit 1024"},
+		{"stop id = n_vocab", func(c *Chat) { c.StopIDs[5] = 1060 }, "stop id 1060 (index 5) outside the vocabulary of 1060 tokens"},
+		{"stop id -1", func(c *Chat) { c.StopIDs[5] = -1 }, "stop id -1 (index 5) outside"},
+	} {
+		tk := big()
+		c.edit(tk.Chat)
+		err := tk.Validate()
+		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: Validate = %v, want ML_E_FORMAT saying %q", c.name, err, c.says)
+		}
+	}
+	// Stop id 0 and n_vocab-1 are in the vocabulary.
+	tk = big()
+	tk.Chat.StopIDs = []int32{0, 1059}
+	if err := tk.Validate(); err != nil {
+		t.Errorf("stop ids 0 and n_vocab-1: %v", err)
+	}
 }
