@@ -552,3 +552,18 @@ func TestChatLimits(t *testing.T) {
 		t.Errorf("stop ids 0 and n_vocab-1: %v", err)
 	}
 }
+
+// TestStopTokensEOSZero: an EOS of id 0 is a stop token (decode.go
+// StopTokens' `t.EOS >= 0`); EOS -1 adds none.
+func TestStopTokensEOSZero(t *testing.T) {
+	tk := smallByteLevel()
+	tk.EOS = 0
+	if got := tk.StopTokens(); !slices.Equal(got, []int{0}) {
+		t.Errorf("EOS 0: StopTokens = %v, want [0]", got)
+	}
+	tk = smallByteLevel()
+	tk.EOS = -1
+	if got := tk.StopTokens(); len(got) != 0 {
+		t.Errorf("EOS -1: StopTokens = %v, want none", got)
+	}
+}
