@@ -238,3 +238,39 @@ func FuzzPackQ5_0(f *testing.F) {
 		checkPackQ5(t, w, rows, nb, n, a, da, true)
 	})
 }
+
+// BenchmarkPackedQ5_0 times a Q5_0 matrix's product in the packed Q5_0
+// layout against its Q8_0 form (Q5_0AsQ8_0, today's path) with the active
+// variant, binary16 scales (what the runtime has for a Q5_0 file), for the
+// 135M model's FFN shapes, gemv (n = 1) and 64 activation rows. cpuns/op is
+// the thread's CPU time per product (the machine is shared).
+func BenchmarkPackedQ5_0(b *testing.B) {
+	for _, s := range [][2]int{{1536, 576}, {576, 1536}} {
+		rows, cols := s[0], s[1]
+		r := rand.New(rand.NewSource(3))
+		w := q5Blocks(r, rows, cols/32, false)
+		q, d := make([]int8, rows*cols), make([]float32, rows*cols/32)
+		Q5_0AsQ8_0(w, q, d)
+		p5 := PackQ5_0(make([]byte, PackedQ5Size(true, rows, cols)), w, rows, cols, true)
+		p8 := PackQ8_0(make([]byte, PackedSize(false, true, rows, cols)), q, d, rows, cols, true)
+		for _, n := range []int{1, 64} {
+			a, da := q5Acts(r, n, cols/32)
+			out := make([]float32, n*rows)
+			for _, c := range []struct {
+				name string
+				p    *Packed
+			}{{"Q8_0-via", &p8}, {"Q5_0", &p5}} {
+				b.Run(fmt.Sprintf("%dx%d/n=%d/%s", rows, cols, n, c.name), func(b *testing.B) {
+					b.SetBytes(int64(c.p.Bytes()))
+					clk := startCPU()
+					for b.Loop() {
+						c.p.MatMul(out, rows, 0, rows, a, da, n)
+					}
+					ns := float64((threadCPU() - clk.t0).Nanoseconds())
+					clk.report(b, float64(c.p.Bytes()), 0)
+					b.ReportMetric(ns/float64(b.N), "cpuns/op")
+				})
+			}
+		}
+	}
+}
