@@ -131,9 +131,9 @@ func TestMixedKernelVariants(t *testing.T) {
 	}
 }
 
-// TestMixedPacksKQuants: with a variant that has the packed Q4_K, Q6_K and
-// IQ4_XS kernels (AVX-512), every Q4_K, Q6_K and IQ4_XS matrix of a mix is
-// multiplied in the packed interleaved layout (so the tests above run those
+// TestMixedPacksKQuants: with a variant that has the packed Q4_K, Q5_K,
+// Q6_K and IQ4_XS kernels (AVX-512), every Q4_K, Q5_K, Q6_K and IQ4_XS
+// matrix of a mix is multiplied in the packed interleaved layout (so the tests above run those
 // kernels), and with another variant none is.
 func TestMixedPacksKQuants(t *testing.T) {
 	orig := asm.Variant()
@@ -146,13 +146,18 @@ func TestMixedPacksKQuants(t *testing.T) {
 		}
 		m, _ := openModel(t, h, 1)
 		allLogits(t, m, SessionOptions{Batch: 4}, tokens, 0) // packs it
-		n4, n6, nx := 0, 0, 0
+		n4, n5, n6, nx := 0, 0, 0, 0
 		for _, w := range m.mats() {
 			switch w.gt {
 			case quantize.GGMLQ4_K:
 				n4++
 				if w.k4 != asm.PacksQ4_K() {
 					t.Errorf("%v: Q4_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k4, asm.PacksQ4_K())
+				}
+			case quantize.GGMLQ5_K:
+				n5++
+				if w.k5 != asm.PacksQ5_K() {
+					t.Errorf("%v: Q5_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k5, asm.PacksQ5_K())
 				}
 			case quantize.GGMLQ6_K:
 				n6++
@@ -166,9 +171,9 @@ func TestMixedPacksKQuants(t *testing.T) {
 				}
 			}
 		}
-		if n4 == 0 || n6 == 0 || nx == 0 {
-			t.Fatalf("the mix has %d Q4_K, %d Q6_K and %d IQ4_XS matrices, want some of each", n4, n6, nx)
+		if n4 == 0 || n5 == 0 || n6 == 0 || nx == 0 {
+			t.Fatalf("the mix has %d Q4_K, %d Q5_K, %d Q6_K and %d IQ4_XS matrices, want some of each", n4, n5, n6, nx)
 		}
-		t.Logf("%v: %d Q4_K, %d Q6_K, %d IQ4_XS matrices, packed %v / %v / %v", k, n4, n6, nx, asm.PacksQ4_K(), asm.PacksQ6_K(), asm.PacksIQ4_XS())
+		t.Logf("%v: %d Q4_K, %d Q5_K, %d Q6_K, %d IQ4_XS matrices, packed %v / %v / %v / %v", k, n4, n5, n6, nx, asm.PacksQ4_K(), asm.PacksQ5_K(), asm.PacksQ6_K(), asm.PacksIQ4_XS())
 	}
 }

@@ -42,6 +42,10 @@ type qmat struct {
 	// into pkx), as k4; the same bits as DotsRowsIQ4_XS's.
 	kx  bool
 	pkx asm.PackedIQ4XS
+	// k5: a Q5_K matrix in its packed interleaved layout (asm.PackQ5_K into
+	// pk5), as k4; the same bits as DotsRowsQ5_K's.
+	k5  bool
+	pk5 asm.PackedQ5K
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
@@ -70,6 +74,9 @@ func (w *qmat) packQ6K() bool { return w.gt == quantize.GGMLQ6_K && asm.PacksQ6_
 
 // packIQ4XS is packQ4K for IQ4_XS (asm.PacksIQ4_XS).
 func (w *qmat) packIQ4XS() bool { return w.gt == quantize.GGMLIQ4_XS && asm.PacksIQ4_XS() }
+
+// packQ5K is packQ4K for Q5_K (asm.PacksQ5_K).
+func (w *qmat) packQ5K() bool { return w.gt == quantize.GGMLQ5_K && asm.PacksQ5_K() }
 
 // packQ4 reports whether w's packed layout is Q4_0's.
 func (w *qmat) packQ4() bool { return w.isQ4() || w.packIQ4() }
