@@ -187,6 +187,8 @@ var files = []struct {
 	{"packed_q4k_avx512_amd64.s", q4kDoc, q4kKernels()},
 	{"packed_q50_avx512_amd64.s", q50Doc, q50Kernels()},
 	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
+	{"packed_iq4xs_avx512_amd64.s", iq4xsDoc, iq4xsKernels()},
+	{"packed_q5k_avx512_amd64.s", q5kDoc, q5kKernels()},
 }
 
 func main() {
