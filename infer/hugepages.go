@@ -43,8 +43,20 @@ func packedBytes(ws []*qmat, align int) int {
 			total += roundUp(asm.PackedQ6KSize(w.rows, w.cols), align)
 			continue
 		}
+		if w.packIQ4XS() {
+			total += roundUp(asm.PackedIQ4XSSize(w.rows, w.cols), align)
+			continue
+		}
+		if w.packQ5K() {
+			total += roundUp(asm.PackedQ5KSize(w.rows, w.cols), align)
+			continue
+		}
 		if !w.packed() {
 			continue // multiplied in the file's layout
+		}
+		if w.packQ5() {
+			total += roundUp(asm.PackedQ5Size(w.f16, w.rows, w.cols), align)
+			continue
 		}
 		total += roundUp(asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols), align)
 	}
@@ -68,7 +80,25 @@ func packInto(ws []*qmat, buf []byte, align int) {
 			off += roundUp(n, align)
 			continue
 		}
+		if w.packIQ4XS() {
+			n := asm.PackedIQ4XSSize(w.rows, w.cols)
+			w.pkx, w.kx = asm.PackIQ4_XS(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
+		if w.packQ5K() {
+			n := asm.PackedQ5KSize(w.rows, w.cols)
+			w.pk5, w.k5 = asm.PackQ5_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
 		if !w.packed() {
+			continue
+		}
+		if w.packQ5() {
+			n := asm.PackedQ5Size(w.f16, w.rows, w.cols)
+			w.pk = asm.PackQ5_0(buf[off:off+n:off+n], w.gb, w.rows, w.cols, w.f16)
+			off += roundUp(n, align)
 			continue
 		}
 		n := asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols)

@@ -29,7 +29,8 @@ type qmat struct {
 	// viaQ8: a Q5_0 or IQ4_NL matrix, whose integer weights fit int8: it
 	// is packed as Q8_0 (asm.Q5_0AsQ8_0, asm.IQ4_NLAsQ8_0) and multiplied
 	// by the packed kernels, the same bits as the definitions; gb still
-	// serves embedding rows.
+	// serves embedding rows. (IQ4_NL in the Q4_0 layout where packIQ4,
+	// Q5_0 in its own where packQ5: fewer bytes, the same bits.)
 	viaQ8 bool
 	// k4, k6: a Q4_K (Q6_K) matrix that the active kernel variant
 	// multiplies in the packed interleaved layout (asm.PackQ4_K into pk4,
@@ -38,6 +39,14 @@ type qmat struct {
 	k4, k6 bool
 	pk4    asm.PackedQ4K
 	pk6    asm.PackedQ6K
+	// kx: an IQ4_XS matrix in its packed interleaved layout (asm.PackIQ4_XS
+	// into pkx), as k4; the same bits as DotsRowsIQ4_XS's.
+	kx  bool
+	pkx asm.PackedIQ4XS
+	// k5: a Q5_K matrix in its packed interleaved layout (asm.PackQ5_K into
+	// pk5), as k4; the same bits as DotsRowsQ5_K's.
+	k5  bool
+	pk5 asm.PackedQ5K
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
@@ -55,6 +64,11 @@ func (w *qmat) packed() bool { return !w.blocked() || w.viaQ8 }
 // too, by the definition's loop.
 func (w *qmat) packIQ4() bool { return w.viaQ8 && w.gt == quantize.GGMLIQ4_NL && asm.PacksIQ4_NL() }
 
+// packQ5 reports a Q5_0 matrix that the active kernel variant multiplies
+// in its own packed layout (asm.PackQ5_0: 5.5 bits a weight against the
+// Q8_0 form's 8.5, the same bits); asked when packing, as packIQ4 is.
+func (w *qmat) packQ5() bool { return w.viaQ8 && w.gt == quantize.GGMLQ5_0 && asm.PacksQ5_0() }
+
 // packQ4K reports a Q4_K matrix that the active kernel variant multiplies
 // in the packed interleaved layout (asm.PacksQ4_K); asked when packing, as
 // packIQ4 is; a variant chosen later multiplies it too, by the
@@ -63,6 +77,12 @@ func (w *qmat) packQ4K() bool { return w.gt == quantize.GGMLQ4_K && asm.PacksQ4_
 
 // packQ6K is packQ4K for Q6_K (asm.PacksQ6_K).
 func (w *qmat) packQ6K() bool { return w.gt == quantize.GGMLQ6_K && asm.PacksQ6_K() }
+
+// packIQ4XS is packQ4K for IQ4_XS (asm.PacksIQ4_XS).
+func (w *qmat) packIQ4XS() bool { return w.gt == quantize.GGMLIQ4_XS && asm.PacksIQ4_XS() }
+
+// packQ5K is packQ4K for Q5_K (asm.PacksQ5_K).
+func (w *qmat) packQ5K() bool { return w.gt == quantize.GGMLQ5_K && asm.PacksQ5_K() }
 
 // packQ4 reports whether w's packed layout is Q4_0's.
 func (w *qmat) packQ4() bool { return w.isQ4() || w.packIQ4() }
