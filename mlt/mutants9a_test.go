@@ -567,3 +567,45 @@ func TestStopTokensEOSZero(t *testing.T) {
 		t.Errorf("EOS -1: StopTokens = %v, want none", got)
 	}
 }
+
+// TestChatErrorPlaces: the chat reader's errors name the byte they are about
+// (the payload starts 8 bytes after the merges: section length, version) and
+// the bytes left, from docs/FORMATS.md's layout: u32 template count, per
+// template a u32-length name and source, u32-length bos and eos strings, u32
+// stop id count, u32 ids.
+func TestChatErrorPlaces(t *testing.T) {
+	base := int64(len(smallByteLevel().Bytes()))
+	pay := base + 8
+	huge := uint32(0xffffffff)
+	for _, c := range []struct {
+		name string
+		sec  []byte
+		says string
+		off  int64
+	}{
+		{"version", chatPayload(2, uint32(0), "", "", uint32(0)), "chat section version 2 is not supported (this reader knows 1)", base + 4},
+		{"bos missing", chatPayload(1, uint32(0)), "chat section: bos_token length: the payload ends (0 bytes left, need 4)", pay + 4},
+		{"eos cut", chatPayload(1, uint32(0), "", []byte{1, 0}), "eos_token length: the payload ends (2 bytes left, need 4)", pay + 8},
+		{"name length huge", chatPayload(1, uint32(1), huge, []byte("xxxxxxxx")), "template name: length 4294967295 above the limit 256", pay + 4},
+		// count 4 + name 4+7 = 15: the source length is at 15, 34 bytes in all.
+		{"source past the section", chatPayload(1, uint32(1), "default", uint32(100), []byte("abc"), "", "", uint32(0)), "template source: 100 bytes run past the section (15 left)", pay + 15},
+		{"template count past the bytes", chatPayload(1, uint32(3), "a", "b"), "template count 3 needs at least 24 bytes, 10 left", pay},
+		{"stop ids past the bytes", chatPayload(1, uint32(0), "", "", uint32(2), uint32(5)), "stop id count 2 needs at least 8 bytes, 4 left", pay + 12},
+		{"stop ids above the limit", chatPayload(1, uint32(0), "", "", uint32(MaxChatStopIDs+1)), "stop id count 1025 above the limit 1024", pay + 12},
+		{"trailing", chatPayload(1, uint32(0), "", "", uint32(0), []byte{0, 0}), "chat section: 2 bytes after the stop ids", pay + 16},
+		{"stop id twice", chatPayload(1, uint32(0), "", "", uint32(2), uint32(5), uint32(5)), "stop id 5 listed twice", pay},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic %v", c.name, r)
+				}
+			}()
+			_, err := Parse(withChatSection(c.sec))
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) || e.Offset != c.off {
+				t.Errorf("%s: got %v, want ML_E_FORMAT saying %q at offset %d", c.name, err, c.says, c.off)
+			}
+		}()
+	}
+}
