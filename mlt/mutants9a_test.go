@@ -589,6 +589,7 @@ func TestChatErrorPlaces(t *testing.T) {
 		{"name length huge", chatPayload(1, uint32(1), huge, []byte("xxxxxxxx")), "template name: length 4294967295 above the limit 256", pay + 4},
 		// count 4 + name 4+7 = 15: the source length is at 15, 34 bytes in all.
 		{"source past the section", chatPayload(1, uint32(1), "default", uint32(100), []byte("abc"), "", "", uint32(0)), "template source: 100 bytes run past the section (15 left)", pay + 15},
+		{"source one byte past the section", chatPayload(1, uint32(1), "default", uint32(16), []byte("abc"), "", "", uint32(0)), "template source: 16 bytes run past the section (15 left)", pay + 15},
 		{"template count past the bytes", chatPayload(1, uint32(3), "a", "b"), "template count 3 needs at least 24 bytes, 10 left", pay},
 		{"stop ids past the bytes", chatPayload(1, uint32(0), "", "", uint32(2), uint32(5)), "stop id count 2 needs at least 8 bytes, 4 left", pay + 12},
 		{"stop ids above the limit", chatPayload(1, uint32(0), "", "", uint32(MaxChatStopIDs+1)), "stop id count 1025 above the limit 1024", pay + 12},
