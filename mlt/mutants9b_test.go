@@ -77,3 +77,74 @@ func TestEncodeHFCases9(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeEdges9: ids 0 as BOS, as an added token and as a byte token; an
+// empty added token in a tokenizer built by hand (Validate refuses one, Encode
+// must still not fault); Lookup's edges. Expected ids follow from the
+// definitions: BOS goes first, an added token is its id, a character without a
+// piece is its bytes' tokens.
+func TestEncodeEdges9(t *testing.T) {
+	// BOS id 0 with flag 1.
+	sp := smallSentencePiece(FlagAddBOS)
+	sp.BOS = 0
+	if err := sp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	plain := sp.Encode("ab", false)
+	if got := sp.Encode("ab", true); !slices.Equal(got, append([]int{0}, plain...)) {
+		t.Errorf("BOS 0: Encode(ab, true) = %v, want [0] + %v", got, plain)
+	}
+	// Byte token 0: "\x00" has no piece, so it is its byte token, id 0; "a\x00b" keeps it between.
+	sp0 := smallSentencePiece(FlagNoPrefix)
+	if got := sp0.Encode("\x00", false); !slices.Equal(got, []int{0}) {
+		t.Errorf("Encode(\\x00) = %v, want [0] (byte token 0)", got)
+	}
+	if got := sp0.Encode("a\x00b", false); !slices.Equal(got, []int{257, 0, 258}) {
+		t.Errorf("Encode(a\\x00b) = %v, want [257 0 258]", got)
+	}
+
+	// Added token id 0 in a kind 2 tokenizer: ids 1..256 are the bytes.
+	bl := &Tokenizer{Kind: KindByteLevel, BOS: -1, EOS: -1}
+	bl.Tokens = append(bl.Tokens, Token{Attr: AttrAdded, Bytes: []byte("<|0|>")})
+	for b := range 256 {
+		bl.Tokens = append(bl.Tokens, Token{Bytes: []byte{byte(b)}})
+	}
+	if err := bl.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := bl.Encode("a<|0|>b", false); !slices.Equal(got, []int{'a' + 1, 0, 'b' + 1}) {
+		t.Errorf("added token 0: Encode = %v, want [98 0 99]", got)
+	}
+	if id, ok := bl.Lookup("<|0|>"); !ok || id != 0 {
+		t.Errorf("Lookup(<|0|>) = %d, %v, want 0, true", id, ok)
+	}
+	// Kind 2 has no <0xXX> byte tokens.
+	if id, ok := bl.Lookup("<0x41>"); ok {
+		t.Errorf("kind 2 Lookup(<0x41>) = %d, true, want not found", id)
+	}
+
+	// An empty added token (no Validate) matches nothing.
+	e := smallSentencePiece(0)
+	want := e.Encode("a<s>b", false)
+	e2 := smallSentencePiece(0)
+	e2.Tokens = append(e2.Tokens, Token{Attr: AttrAdded})
+	if got := e2.Encode("a<s>b", false); !slices.Equal(got, want) {
+		t.Errorf("with an empty added token: %v, want %v", got, want)
+	}
+
+	// Lookup: the empty string, byte tokens only in upper case and exactly <0xXX>.
+	lk := smallSentencePiece(0)
+	for _, c := range []struct {
+		piece string
+		id    int
+		ok    bool
+	}{
+		{"", 0, false}, {"<0x0A>", 10, true}, {"<0x0a>", 0, false}, {"<0x0A?", 0, false}, {"<0x0AB", 0, false},
+		{"[0x0A>", 0, false}, {"<0x0A", 0, false}, {"<0x00>", 0, true}, {"<0xFF>", 255, true}, {"<0xG0>", 0, false},
+		{"<s>", 261, true}, {"▁a", 259, true}, {"▁b", 0, false},
+	} {
+		if id, ok := lk.Lookup(c.piece); id != c.id || ok != c.ok {
+			t.Errorf("Lookup(%q) = %d, %v, want %d, %v", c.piece, id, ok, c.id, c.ok)
+		}
+	}
+}
