@@ -16,7 +16,9 @@ import (
 // TestEncodeHFCases9: kind 1 tokenizers written with flags (legacy prefix,
 // Metaspace "first" and "never", each with ignore_merges) and with a pipeline
 // (ignore_merges per pre-token), over vocabularies with pieces no merge reaches
-// and merges that cross a ▁, encode as the tokenizers library does.
+// and merges that cross a ▁, and kind 2 pipelines whose Split regex matches the
+// empty string (each behavior, before ByteLevel's prefix space), encode as the
+// tokenizers library does, on the fast and on the general (regexp2) path.
 func TestEncodeHFCases9(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "mutenc9", "cases.json"))
 	if err != nil {
@@ -37,6 +39,12 @@ func TestEncodeHFCases9(t *testing.T) {
 		"sp_pipeline_split_ignore":      pipe,
 		"sp_pipeline_split":             pipe,
 		"sp_pipeline_whitespace_ignore": pipe,
+		"empty_split_isolated":          pipe,
+		"empty_split_removed":           pipe,
+		"empty_split_removed_invert":    pipe,
+		"empty_split_merged_previous":   pipe,
+		"empty_split_merged_next":       pipe,
+		"empty_split_contiguous":        pipe,
 	}
 	if len(cs) != len(wantFlags) {
 		t.Fatalf("%d tokenizers in cases.json, want %d", len(cs), len(wantFlags))
@@ -58,13 +66,19 @@ func TestEncodeHFCases9(t *testing.T) {
 					t.Fatalf("FromHF: kind %d flags %#x pipeline %v, want kind 1 flags %#x, no pipeline", tk.Kind, tk.Flags, tk.Pipeline != nil, want)
 				}
 			}
+			tks := []*Tokenizer{tk}
+			if tk.Pipeline != nil {
+				tks = append(tks, withGeneralPath(t, tk))
+			}
 			fails := 0
 			for _, k := range c.Cases {
-				// Twice: the second call runs from the merger's word cache.
-				for pass := range 2 {
-					if got := tk.Encode(k.Text, false); !slices.Equal(got, k.IDs) {
-						if fails++; fails <= 5 {
-							t.Errorf("pass %d Encode(%q): got %v, want %v", pass, k.Text, got, k.IDs)
+				for path, tk := range tks {
+					// Twice: the second call runs from the merger's word cache.
+					for pass := range 2 {
+						if got := tk.Encode(k.Text, false); !slices.Equal(got, k.IDs) {
+							if fails++; fails <= 5 {
+								t.Errorf("general path %v, pass %d, Encode(%q): got %v, want %v", path == 1, pass, k.Text, got, k.IDs)
+							}
 						}
 					}
 				}

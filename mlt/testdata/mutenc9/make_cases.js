@@ -10,7 +10,9 @@
 //     spWords must not cut there);
 //   - kind 1 with a pipeline section and ignore_merges (spPreToken);
 //   - an added token that is also a vocabulary piece, and one whose content only
-//     matches after spaces become ▁.
+//     matches after spaces become ▁;
+//   - kind 2 with a Split whose regex matches the empty string, for each behavior,
+//     before ByteLevel(add_prefix_space): empty pieces must be dropped.
 //
 //   cd /tmp/hf && npm install tokenizers@0.23.2
 //   NODE_PATH=/tmp/hf/node_modules node make_cases.js > cases.json
@@ -37,6 +39,17 @@ const TEXTS = [
   '\u00a0nbsp\u3000ideographic\u2028line', 'zero\u200dwidth\u200cjoin', 'A\u0130B', 'Σίσυφος', 'unknown ☃ snowman ⛄ chars', '☃ж☃', 'x☃жy⛄☃z',
 ];
 
+// byteToUnicode is GPT-2's bytes_to_unicode.
+const byteToUnicode = (() => {
+  const m = [];
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    if ((b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff)) m[b] = String.fromCodePoint(b);
+    else m[b] = String.fromCodePoint(256 + n++);
+  }
+  return m;
+})();
+
 // train runs nMerges BPE merges over the words (arrays of symbols).
 function train(words, nMerges) {
   const merges = [];
@@ -56,6 +69,16 @@ function train(words, nMerges) {
     }
   }
   return merges;
+}
+
+function byteLevelModel() {
+  const vocab = {};
+  byteToUnicode.forEach((c, b) => { vocab[c] = b; });
+  const words = TRAIN.split(/(?= )|\n/).map(w => [...Buffer.from(w, 'utf8')].map(b => byteToUnicode[b]));
+  const merges = train(words, 300);
+  let id = 256;
+  for (const [a, b] of merges) if (!(a + b in vocab)) vocab[a + b] = id++;
+  return { vocab, merges, next: id };
 }
 
 function sentencePieceModel(dropBytes, unk) {
@@ -83,7 +106,7 @@ const legacy = { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '�
 const TEXTS2 = [
   'xyz', ' xyz', 'xyz xyz', 'the', ' the', 'The quick', 'Hello', 'hello world', 'so▁on', 'go on', 'to be', 'no one',
   'café éte', 'é é', 'résumé ▁x', '▁', '▁▁', '▁xyz', ' ▁', 'xyz<|x|>xyz', '<|x|>xyz', '<|x|> xyz', '<mask>▁xyz',
-  'a ▁b', 'qq', ' qq ', 'aqqb', 'qq qq', 'x qqy', 'o o o', 'oooo ▁▁ o▁o', 'word word word', 'lo lo', 'lolo',
+  'a ▁b', 'qq', 'foo', 'oo', 'o', 'boot', 'zoo ooh', 'xoxox', ' qq ', 'aqqb', 'qq qq', 'x qqy', 'o o o', 'oooo ▁▁ o▁o', 'word word word', 'lo lo', 'lolo',
 ];
 
 function spTok(edit) {
@@ -114,6 +137,25 @@ function spTok(edit) {
   return j;
 }
 
+const bl = byteLevelModel();
+const blSplit = (re, behavior = 'Isolated', invert = false) => ({ type: 'Split', pattern: { Regex: re }, behavior, invert });
+const byteLevel = (aps = false, useRegex = false) => ({ type: 'ByteLevel', add_prefix_space: aps, trim_offsets: true, use_regex: useRegex });
+const seq = (...p) => ({ type: 'Sequence', pretokenizers: p });
+
+// A byte-level tokenizer whose Split regex also matches the empty string before a
+// ByteLevel that puts a space before each piece: an empty piece the split let
+// through would come out as a space.
+function emptySplitTok(behavior, invert = false) {
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [added(bl.next, '<|x|>'), added(bl.next + 1, '<mask>', { special: false })],
+    normalizer: null, pre_tokenizer: seq(blSplit('o*', behavior, invert), byteLevel(true, false)), post_processor: null,
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab: bl.vocab, merges: bl.merges },
+  };
+}
+
 const variants = {
   sp_legacy: spTok(j => {}),
   sp_legacy_ignore: spTok(j => { j.model.ignore_merges = true; }),
@@ -131,6 +173,12 @@ const variants = {
     j.normalizer = null; j.pre_tokenizer = { type: 'WhitespaceSplit' }; j.model.ignore_merges = true;
     j.decoder.decoders.pop();
   }),
+  empty_split_isolated: emptySplitTok('Isolated'),
+  empty_split_removed: emptySplitTok('Removed'),
+  empty_split_removed_invert: emptySplitTok('Removed', true),
+  empty_split_merged_previous: emptySplitTok('MergedWithPrevious'),
+  empty_split_merged_next: emptySplitTok('MergedWithNext'),
+  empty_split_contiguous: emptySplitTok('Contiguous'),
 };
 
 (async () => {
