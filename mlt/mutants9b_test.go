@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Tests of session 9's mutation pass over the encoding core (issue 27 item 5,
@@ -159,6 +162,93 @@ func TestEncodeEdges9(t *testing.T) {
 	} {
 		if id, ok := lk.Lookup(c.piece); id != c.id || ok != c.ok {
 			t.Errorf("Lookup(%q) = %d, %v, want %d, %v", c.piece, id, ok, c.id, c.ok)
+		}
+	}
+}
+
+// TestPreTokenCache9: the merger caches the ids of each pre-token (kind 2) and
+// word (kind 1) of up to maxCachedPreToken bytes, serves them from there (a
+// planted entry is what comes back), never caches a longer one, and starts over
+// once maxCacheEntries are held.
+func TestPreTokenCache9(t *testing.T) {
+	bl := tinyByteLevel(t, FlagGPT2Regex, nil, nil)
+	bl.prepare()
+	at := strings.Repeat("a", maxCachedPreToken)
+	over := at + "a"
+	bl.merger.store(at, []int{7})
+	bl.merger.store(over, []int{8})
+	if got := bl.Encode(at, false); !slices.Equal(got, []int{7}) {
+		t.Errorf("kind 2, %d-byte pre-token: got %v, want the cached [7]", len(at), got)
+	}
+	if got := bl.Encode(over, false); len(got) != len(over) {
+		t.Errorf("kind 2, %d-byte pre-token: got %v, want its %d bytes (not cached)", len(over), got, len(over))
+	}
+	bl.merger.cache = nil
+	bl.Encode(over+"."+at, false) // pre-tokens: over, ".", at
+	if _, ok := bl.merger.cache[over]; ok || len(bl.merger.cache) != 1 {
+		t.Errorf("kind 2 cache after %d- and %d-byte pre-tokens (a single byte is never cached): %d entries, want 1 (not the longer)", len(over), len(at), len(bl.merger.cache))
+	}
+
+	sp := smallSentencePiece(FlagNoPrefix)
+	sp.prepare()
+	sp.merger.store(at, []int{7})
+	sp.merger.store(over, []int{8})
+	if got := sp.Encode(at, false); !slices.Equal(got, []int{7}) {
+		t.Errorf("kind 1, %d-byte word: got %v, want the cached [7]", len(at), got)
+	}
+	if got := sp.Encode(over, false); len(got) != len(over) {
+		t.Errorf("kind 1, %d-byte word: got %v, want its %d pieces (not cached)", len(over), got, len(over))
+	}
+
+	// The bound: maxCacheEntries distinct pre-tokens fill the cache; one more starts it over.
+	c := &merger{}
+	for i := range maxCacheEntries {
+		c.store(strconv.Itoa(i), []int{i})
+	}
+	if len(c.cache) != maxCacheEntries {
+		t.Fatalf("%d entries after %d stores", len(c.cache), maxCacheEntries)
+	}
+	if got, ok := c.cached("12345", nil); !ok || !slices.Equal(got, []int{12345}) {
+		t.Errorf("cached(12345) = %v, %v", got, ok)
+	}
+	c.store("x", []int{1})
+	if len(c.cache) != 1 {
+		t.Errorf("%d entries after one store past the bound, want 1", len(c.cache))
+	}
+}
+
+// TestSplitterEdges9: charSplitter takes an invalid byte alone and a real
+// U+FFFD whole (three bytes, also at the very end); isPunctuation is, for
+// ASCII, Rust's is_ascii_punctuation; isRustWord holds the two joiners.
+func TestSplitterEdges9(t *testing.T) {
+	fffd := charSplitter(func(r rune) bool { return r == utf8.RuneError })
+	for _, c := range []struct {
+		s    string
+		want []span
+	}{
+		{"\uFFFD", []span{{0, 3}}},
+		{"a\uFFFD", []span{{1, 4}}},
+		{"a\uFFFDb", []span{{1, 4}}},
+		{"\xff", []span{{0, 1}}},
+		{"a\xffb\xef\xbf", []span{{1, 2}, {3, 4}, {4, 5}}},
+		{"\xef\xbf\xbd\xef", []span{{0, 3}, {3, 4}}},
+	} {
+		if got := fffd.matches(c.s, nil, nil); !slices.Equal(got, c.want) {
+			t.Errorf("charSplitter(U+FFFD).matches(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+	const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		if got, want := isPunctuation(r), strings.ContainsRune(asciiPunct, r); got != want {
+			t.Errorf("isPunctuation(%q) = %v, want %v", r, got, want)
+		}
+	}
+	for _, c := range []struct {
+		r    rune
+		want bool
+	}{{0x200C, true}, {0x200D, true}, {0x200B, false}, {'a', true}, {'_', true}, {'5', true}, {' ', false}, {'-', false}, {0x0301, true}, {0x2160, true}} {
+		if got := isRustWord(c.r); got != c.want {
+			t.Errorf("isRustWord(%U) = %v, want %v", c.r, got, c.want)
 		}
 	}
 }
