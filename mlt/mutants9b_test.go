@@ -42,6 +42,8 @@ func TestEncodeHFCases9(t *testing.T) {
 		"sp_pipeline_split_ignore":      pipe,
 		"sp_pipeline_split":             pipe,
 		"sp_pipeline_whitespace_ignore": pipe,
+		"sp_wsplit_first":               pipe,
+		"sp_punct_first_split":          pipe,
 		"empty_split_isolated":          pipe,
 		"empty_split_removed":           pipe,
 		"empty_split_removed_invert":    pipe,

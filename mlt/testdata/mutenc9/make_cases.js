@@ -106,7 +106,7 @@ const legacy = { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '�
 const TEXTS2 = [
   'xyz', ' xyz', 'xyz xyz', 'the', ' the', 'The quick', 'Hello', 'hello world', 'so▁on', 'go on', 'to be', 'no one',
   'café éte', 'é é', 'résumé ▁x', '▁', '▁▁', '▁xyz', ' ▁', 'xyz<|x|>xyz', '<|x|>xyz', '<|x|> xyz', '<mask>▁xyz',
-  'a ▁b', 'qq', 'foo', 'oo', 'o', 'boot', 'zoo ooh', 'xoxox', ' qq ', 'aqqb', 'qq qq', 'x qqy', 'o o o', 'oooo ▁▁ o▁o', 'word word word', 'lo lo', 'lolo',
+  'a ▁b', ',x', ' ,x', 'x,y z', '  lead, x', 'qq', 'foo', 'oo', 'o', 'boot', 'zoo ooh', 'xoxox', ' qq ', 'aqqb', 'qq qq', 'x qqy', 'o o o', 'oooo ▁▁ o▁o', 'word word word', 'lo lo', 'lolo',
 ];
 
 function spTok(edit) {
@@ -172,6 +172,12 @@ const variants = {
   sp_pipeline_whitespace_ignore: spTok(j => {
     j.normalizer = null; j.pre_tokenizer = { type: 'WhitespaceSplit' }; j.model.ignore_merges = true;
     j.decoder.decoders.pop();
+  }),
+  // Pieces split off before a Metaspace "first": only the one at offset 0 of the text gets ▁.
+  sp_wsplit_first: spTok(j => { j.normalizer = null; j.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, metaspace('first', false)] }; }),
+  sp_punct_first_split: spTok(j => {
+    j.normalizer = null;
+    j.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Punctuation', behavior: 'Isolated' }, metaspace('first', true)] };
   }),
   empty_split_isolated: emptySplitTok('Isolated'),
   empty_split_removed: emptySplitTok('Removed'),
