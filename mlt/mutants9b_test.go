@@ -254,3 +254,30 @@ func TestSplitterEdges9(t *testing.T) {
 		}
 	}
 }
+
+// TestRegexSplitterEmpty9: the general path's matches follow the onig crate's
+// find_iter, which drops an empty match that ends where the previous match
+// ended (worked out by hand from its FindMatches::next): `o*` over "or" gives
+// "o" and the empty match at the end, not the one at 1; a first match that is
+// empty stands wherever it is (`(?=b)` over "ab": at 1).
+func TestRegexSplitterEmpty9(t *testing.T) {
+	for _, c := range []struct {
+		re, s string
+		want  []span
+	}{
+		{`o*`, "or", []span{{0, 1}, {2, 2}}},
+		{`o*`, "xo", []span{{0, 0}, {1, 2}}},
+		{`o*`, "xoox", []span{{0, 0}, {1, 3}, {4, 4}}},
+		{`o*`, "", []span{{0, 0}}},
+		{`(?=b)`, "ab", []span{{1, 1}}},
+		{`(?=b)`, "abb", []span{{1, 1}, {2, 2}}},
+	} {
+		sp, err := newSplitter(c.re, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sp.matches(c.s, nil, new(pipeScratch)); !slices.Equal(got, c.want) {
+			t.Errorf("%s over %q: %v, want %v", c.re, c.s, got, c.want)
+		}
+	}
+}
