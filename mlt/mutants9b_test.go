@@ -2,6 +2,7 @@ package mlt
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,6 +279,56 @@ func TestRegexSplitterEmpty9(t *testing.T) {
 		}
 		if got := sp.matches(c.s, nil, new(pipeScratch)); !slices.Equal(got, c.want) {
 			t.Errorf("%s over %q: %v, want %v", c.re, c.s, got, c.want)
+		}
+	}
+}
+
+// TestSentencePieceWordSplit9 compares Encode of small kind 1 tokenizers whose
+// pieces hold characters right before a ▁ (ASCII, DEL, a two-byte and a
+// three-byte character, and ▁ itself) with refSentencePiece
+// (sentencepiece_test.go), which merges each segment whole, on random strings
+// of those characters, under each prefix rule: spWords may cut a segment into
+// words only before a ▁ that no piece joins to what comes before it.
+func TestSentencePieceWordSplit9(t *testing.T) {
+	chars := []string{"a", "b", " ", "▁", "\x7f", "é", "中", "x"}
+	pieces := []string{"▁", "a", "b", "é", "中", "\x7f", "a▁", "\x7f▁", "é▁", "中▁", "▁a", "▁▁", "a▁b", "▁b", "é▁a", "ab", "▁▁a"}
+	merges := [][2]string{{"a", "▁"}, {"▁", "a"}, {"\x7f", "▁"}, {"é", "▁"}, {"▁", "▁"}, {"中", "▁"}, {"a▁", "b"},
+		{"▁", "b"}, {"é▁", "a"}, {"a", "b"}, {"▁▁", "a"}}
+	for _, flags := range []uint32{0, FlagPrefixOnce, FlagNoPrefix} {
+		tk := &Tokenizer{Kind: KindSentencePiece, BOS: -1, EOS: -1, Flags: flags}
+		for c := range 256 {
+			tk.Tokens = append(tk.Tokens, Token{Attr: AttrByte, Bytes: []byte{byte(c)}})
+		}
+		id := map[string]uint32{}
+		for _, p := range pieces {
+			id[p] = uint32(len(tk.Tokens))
+			tk.Tokens = append(tk.Tokens, Token{Attr: AttrNormal, Bytes: []byte(p)})
+		}
+		tk.Tokens = append(tk.Tokens, Token{Attr: AttrAdded, Bytes: []byte("<x>")})
+		for _, m := range merges {
+			tk.Merges = append(tk.Merges, [3]uint32{id[m[0]], id[m[1]], id[m[0]+m[1]]})
+		}
+		if err := tk.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		tk.prepare()
+		ref := newRefSentencePiece(tk)
+		r := rand.New(rand.NewPCG(9, uint64(flags)))
+		fails := 0
+		for range 3000 {
+			var sb strings.Builder
+			for n := r.IntN(12); n > 0; n-- {
+				if r.IntN(20) == 0 {
+					sb.WriteString("<x>")
+				}
+				sb.WriteString(chars[r.IntN(len(chars))])
+			}
+			s := sb.String()
+			if got, want := tk.Encode(s, false), ref.encode(s); !slices.Equal(got, want) {
+				if fails++; fails <= 5 {
+					t.Errorf("flags %#x Encode(%q) = %v, want %v (reference)", flags, s, got, want)
+				}
+			}
 		}
 	}
 }
