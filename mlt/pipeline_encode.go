@@ -74,9 +74,18 @@ func (x regexSplitter) matches(s string, out []span, sc *pipeScratch) []span {
 	sc.runes, sc.offs = runes, offs
 	// The only error is the match timeout (compileOniguruma): the matches
 	// found so far stand and the rest of s is text between matches.
+	// An empty match right at the end of the previous match is skipped, as
+	// the onig crate's find_iter does (regexp2, like .NET, reports it): `o*`
+	// over "or" matches "o" and then, at 1, nothing more for Oniguruma.
+	lastEnd := -1
 	m, err := x.re.FindRunesMatch(runes)
 	for ; m != nil && err == nil; m, err = x.re.FindNextMatch(m) {
-		out = append(out, span{offs[m.Index], offs[m.Index+m.Length]})
+		sp := span{offs[m.Index], offs[m.Index+m.Length]}
+		if sp.start == sp.end && sp.end == lastEnd {
+			continue
+		}
+		out = append(out, sp)
+		lastEnd = sp.end
 	}
 	return out
 }
