@@ -1,6 +1,9 @@
 package infer
 
 import (
+	"errors"
+	"fmt"
+	"math/rand"
 	"testing"
 
 	"github.com/krafla/krafla/mlb/mlbtest"
@@ -61,5 +64,121 @@ func TestModelCacheBytes(t *testing.T) {
 	}
 	if _, err := m.CacheBytes(0, KVType(2)); err == nil {
 		t.Errorf("CacheBytes(0, KVType(2)): no error")
+	}
+}
+
+// rewindable is Rewind's rule from its definition: a session at pos can go
+// back to n (0 ≤ n ≤ pos) when every layer still holds what position n
+// attends to: a linear layer keeps only the state of pos (so only n = 0, a
+// reset, or n = pos), an attention ring of slots positions holds
+// max(0, pos−slots) … pos−1 and position n needs max(0, n−slots+1) … n−1.
+func rewindable(pos, n int, linear bool, slots []int) bool {
+	if n < 0 || n > pos {
+		return false
+	}
+	if n == 0 || n == pos {
+		return true
+	}
+	if linear {
+		return false
+	}
+	for _, sl := range slots {
+		for p := max(0, n-sl+1); p < n; p++ {
+			if p < max(0, pos-sl) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestRewindRules: CanRewind and Rewind follow the rule of their definition
+// (rewindable) for every n from −1 to pos+1, at positions below, at and past
+// a sliding window of 8 (sliding_all: both layers; gemma2: layer 0 only), on
+// a context equal to the window (nothing is ever lost), on full attention and
+// on linear attention; a refused Rewind leaves the position, an accepted one
+// continues with the bits of a fresh session fed the same tokens (the
+// furthest rewind allowed, n = 0 included, which must clear a linear layer's
+// state). TestRewind checks a refusal only against CanRewind itself, so a
+// CanRewind refusing too much lived (rewind.go:14–29).
+func TestRewindRules(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ctx    int
+		linear bool
+		slots  []int // the rings of the attention layers
+	}{
+		{"sliding_all", 0, false, []int{8, 8}},
+		{"gemma2", 0, false, []int{8, 64}},
+		{"sliding_all", 8, false, []int{8, 8}},
+		{"q8", 0, false, []int{64, 64}},
+		{"qwen35_linear", 0, true, []int{64}},
+	} {
+		h := mlbtest.CaseHeader(t, tc.name)
+		m, _ := openModel(t, h, 3)
+		r := rand.New(rand.NewSource(4))
+		for _, pos := range []int{1, 2, 5, 7, 8, 9, 10, 12} {
+			if tc.ctx > 0 && pos > tc.ctx {
+				continue
+			}
+			what := fmt.Sprintf("%s ctx %d pos %d", tc.name, tc.ctx, pos)
+			a := randTokens(r, pos, int(h.Vocab))
+			s, err := m.NewSession(SessionOptions{Ctx: tc.ctx, Batch: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Eval(a, false, nil); err != nil {
+				t.Fatal(err)
+			}
+			furthest := pos
+			for n := -1; n <= pos+1; n++ {
+				want := rewindable(pos, n, tc.linear, tc.slots)
+				if got := s.CanRewind(n); got != want {
+					t.Errorf("%s: CanRewind(%d) = %v, want %v", what, n, got, want)
+				}
+				if want && n < furthest && n >= 0 {
+					furthest = n
+				}
+			}
+			// Refused: an error wrapping ErrRewind, the position unmoved.
+			for _, n := range []int{-1, pos + 1, pos - 2} {
+				if rewindable(pos, n, tc.linear, tc.slots) {
+					continue
+				}
+				if err := s.Rewind(n); !errors.Is(err, ErrRewind) || s.Pos() != pos {
+					t.Errorf("%s: Rewind(%d) = %v, Pos %d; want ErrRewind, Pos %d", what, n, err, s.Pos(), pos)
+				}
+			}
+			if err := s.Rewind(furthest); err != nil || s.Pos() != furthest {
+				t.Fatalf("%s: Rewind(%d) = %v, Pos %d", what, furthest, err, s.Pos())
+			}
+			more := randTokens(r, 4, int(h.Vocab))
+			want := allLogits(t, m, SessionOptions{Ctx: tc.ctx, Threads: 1, Batch: 1}, append(a[:furthest:furthest], more...), 1)
+			err = s.Eval(more, true, func(i int, l []float32) error {
+				sameBits(t, what+fmt.Sprintf(", rewound to %d", furthest), l, want[furthest+i])
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+		}
+	}
+}
+
+// TestSessionKV: Session.KV reports the cache type the session was made with
+// (f32 for a model without attention layers would too, but every test model
+// has one). Kills session.go:220 `ls.k16 != nil` → `==`.
+func TestSessionKV(t *testing.T) {
+	m, _ := openModel(t, mlbtest.CaseHeader(t, "qwen35_linear"), 1)
+	for _, kv := range []KVType{KVF32, KVF16} {
+		s, err := m.NewSession(SessionOptions{KV: kv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.KV(); got != kv {
+			t.Errorf("NewSession(KV %v).KV() = %v", kv, got)
+		}
+		s.Close()
 	}
 }
