@@ -1,9 +1,12 @@
 package infer
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/krafla/krafla/mlb/mlbtest"
@@ -180,5 +183,161 @@ func TestSessionKV(t *testing.T) {
 			t.Errorf("NewSession(KV %v).KV() = %v", kv, got)
 		}
 		s.Close()
+	}
+}
+
+// firstMax is the index of the largest value, the lowest on ties (greedy
+// sampling's definition), written here rather than taken from sample.go.
+func firstMax(x []float32) int {
+	b := 0
+	for i, v := range x {
+		if v > x[b] {
+			b = i
+		}
+	}
+	return b
+}
+
+// banConstraint forbids a set of tokens at every step, records what it is
+// told to accept, reports Done after doneAfter accepted tokens (0: never) and
+// fails Restrict or Accept with the errors given.
+type banConstraint struct {
+	ban                   map[int]bool
+	accepted              []int
+	doneAfter             int
+	restrictErr, acceptEr error
+}
+
+func (c *banConstraint) Restrict(l []float32) error {
+	for tok := range c.ban {
+		l[tok] = float32(math.Inf(-1))
+	}
+	return c.restrictErr
+}
+
+func (c *banConstraint) Accept(tok int) error {
+	c.accepted = append(c.accepted, tok)
+	return c.acceptEr
+}
+
+func (c *banConstraint) Done() bool { return c.doneAfter > 0 && len(c.accepted) >= c.doneAfter }
+
+// TestGenerateEdges: Generate's limits, stop reasons, step count, callbacks
+// and constraint, each against what its documentation says, the tokens
+// against greedy argmax of a fresh evaluation of the sequence so far.
+// TestGenerate covers only a positive limit, a stop token and a full context.
+func TestGenerateEdges(t *testing.T) {
+	h := mlbtest.Base()
+	m, _ := openModel(t, h, 4)
+	prompt := []int{5, 9, 13}
+	// greedy continues seq by n tokens, the banned ones never drawn.
+	greedy := func(seq []int, n int, ban map[int]bool) []int {
+		seq = slices.Clone(seq)
+		var out []int
+		for range n {
+			lg := allLogits(t, m, SessionOptions{Threads: 1}, seq, 0)
+			l := slices.Clone(lg[len(lg)-1])
+			for tok := range ban {
+				l[tok] = float32(math.Inf(-1))
+			}
+			tok := firstMax(l)
+			out = append(out, tok)
+			seq = append(seq, tok)
+		}
+		return out
+	}
+	gen := func(ctx context.Context, sctx int, opt GenerateOptions, emit func(int) error) (*GenerateResult, error) {
+		s, err := m.NewSession(SessionOptions{Ctx: sctx, Threads: 2, Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return Generate(ctx, s, prompt, opt, emit)
+	}
+	bg := context.Background()
+	want := greedy(prompt, 6, nil)
+
+	// MaxTokens 0: nothing generated, nothing emitted.
+	r, err := gen(bg, 64, GenerateOptions{MaxTokens: 0}, func(int) error { t.Error("MaxTokens 0 emitted a token"); return nil })
+	if err != nil || r.Reason != StopLimit || len(r.Tokens) != 0 || r.GeneratedSteps != 0 || r.PromptTokens != 3 {
+		t.Errorf("MaxTokens 0: %+v, %v; want no tokens, token limit, 0 steps, 3 prompt tokens", r, err)
+	}
+	// MaxTokens 4: a forward pass after each token but the last.
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 4}, nil)
+	if err != nil || r.Reason != StopLimit || !slices.Equal(r.Tokens, want[:4]) || r.GeneratedSteps != 3 {
+		t.Errorf("MaxTokens 4: %v %v steps %d, %v; want %v token limit, 3 steps", r.Tokens, r.Reason, r.GeneratedSteps, err, want[:4])
+	}
+	// MaxTokens −1: until the context (8) is full: 5 evaluated + the last drawn.
+	r, err = gen(bg, 8, GenerateOptions{MaxTokens: -1}, nil)
+	if err != nil || r.Reason != StopContext || !slices.Equal(r.Tokens, want[:6]) || r.GeneratedSteps != 5 {
+		t.Errorf("MaxTokens -1, ctx 8: %v %v steps %d, %v; want %v context full, 5 steps", r.Tokens, r.Reason, r.GeneratedSteps, err, want[:6])
+	}
+	// A prompt that fills the context exactly: one token, drawn from its logits.
+	r, err = gen(bg, 3, GenerateOptions{MaxTokens: -1}, nil)
+	if err != nil || r.Reason != StopContext || !slices.Equal(r.Tokens, want[:1]) || r.GeneratedSteps != 0 {
+		t.Errorf("ctx 3 = prompt: %v %v steps %d, %v; want %v context full", r.Tokens, r.Reason, r.GeneratedSteps, err, want[:1])
+	}
+	// Logits sees every prompt position in order (the bits of a plain
+	// evaluation), and the tokens are those drawn without it.
+	plain := allLogits(t, m, SessionOptions{Threads: 1}, prompt, 0)
+	seen := 0
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 3, Logits: func(i int, l []float32) error {
+		if i != seen {
+			t.Errorf("Logits called for position %d, want %d", i, seen)
+		}
+		sameBits(t, fmt.Sprintf("prompt logits %d", i), l, plain[i])
+		seen++
+		return nil
+	}}, nil)
+	if err != nil || seen != 3 || !slices.Equal(r.Tokens, want[:3]) {
+		t.Errorf("with Logits: %v, %v, %d positions seen; want %v, 3 positions", r.Tokens, err, seen, want[:3])
+	}
+	errStop := errors.New("stop here")
+	if _, err = gen(bg, 64, GenerateOptions{MaxTokens: 3, Logits: func(i int, l []float32) error { return errStop }}, nil); !errors.Is(err, errStop) {
+		t.Errorf("Logits failing: %v, want its error", err)
+	}
+	// An emit error ends generation after that token.
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 5}, func(int) error { return errStop })
+	if !errors.Is(err, errStop) || !slices.Equal(r.Tokens, want[:1]) {
+		t.Errorf("emit failing: %v, %v; want its error after %v", r.Tokens, err, want[:1])
+	}
+	// A cancelled context: no token.
+	cctx, cancel := context.WithCancel(bg)
+	cancel()
+	r, err = gen(cctx, 64, GenerateOptions{MaxTokens: 5}, nil)
+	if err != nil || r.Reason != StopCancel || len(r.Tokens) != 0 {
+		t.Errorf("cancelled: %v %v, %v; want no tokens, cancelled", r.Tokens, r.Reason, err)
+	}
+	// A constraint banning the unconstrained first token: every draw is the
+	// argmax of the restricted logits, and the constraint accepts each.
+	ban := map[int]bool{want[0]: true}
+	wantBan := greedy(prompt, 4, ban)
+	c := &banConstraint{ban: ban}
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 4, Constraint: c}, nil)
+	if err != nil || r.Reason != StopLimit || !slices.Equal(r.Tokens, wantBan) || !slices.Equal(c.accepted, wantBan) {
+		t.Errorf("constrained: %v (accepted %v), %v; want %v", r.Tokens, c.accepted, err, wantBan)
+	}
+	// Done after 2 accepted tokens: an end of sequence.
+	c = &banConstraint{ban: ban, doneAfter: 2}
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 4, Constraint: c}, nil)
+	if err != nil || r.Reason != StopToken || !slices.Equal(r.Tokens, wantBan[:2]) {
+		t.Errorf("constraint done after 2: %v %v, %v; want %v end-of-sequence", r.Tokens, r.Reason, err, wantBan[:2])
+	}
+	// A failing Restrict or Accept: its error, no token.
+	for _, c := range []*banConstraint{{restrictErr: errStop}, {acceptEr: errStop}} {
+		r, err = gen(bg, 64, GenerateOptions{MaxTokens: 4, Constraint: c}, nil)
+		if !errors.Is(err, errStop) || len(r.Tokens) != 0 {
+			t.Errorf("constraint failing: %v, %v; want its error, no token", r.Tokens, err)
+		}
+	}
+	// A stop token drawn first: nothing emitted, an end of sequence.
+	r, err = gen(bg, 64, GenerateOptions{MaxTokens: 4, Stop: []int{99, want[0]}}, nil)
+	if err != nil || r.Reason != StopToken || len(r.Tokens) != 0 {
+		t.Errorf("stop token first: %v %v, %v", r.Tokens, r.Reason, err)
+	}
+	for reason, s := range map[StopReason]string{StopLimit: "token limit", StopToken: "end-of-sequence token", StopContext: "context full", StopCancel: "cancelled"} {
+		if reason.String() != s {
+			t.Errorf("StopReason(%d).String() = %q, want %q", int(reason), reason.String(), s)
+		}
 	}
 }
