@@ -341,3 +341,38 @@ func TestGenerateEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestImatrixProgress: Imatrix reports progress(done, total) once per chunk,
+// done counting 1…total in order; a cancelled context returns its error and
+// leaves the session collecting nothing (TakeImatrix gives nil). Kills
+// imatrix.go's `progress(ci+1, …)` → `ci-1`, which no test reached.
+func TestImatrixProgress(t *testing.T) {
+	m, _ := openModel(t, mlbtest.Base(), 11)
+	s, err := m.NewSession(SessionOptions{Ctx: 20, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tokens := randTokens(rand.New(rand.NewSource(12)), 45, 67)
+	var calls [][2]int
+	f, err := Imatrix(context.Background(), s, tokens, ChunkOptions{Chunk: 10, BOS: -1}, func(done, total int) {
+		calls = append(calls, [2]int{done, total})
+	})
+	if err != nil || f == nil || f.LayerTokens != 40 {
+		t.Fatalf("Imatrix: %v (file %v)", err, f)
+	}
+	if want := [][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}}; !slices.Equal(calls, want) {
+		t.Errorf("progress calls %v, want %v", calls, want)
+	}
+	if s.TakeImatrix() != nil {
+		t.Errorf("after Imatrix the session still collects")
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Imatrix(cctx, s, tokens, ChunkOptions{Chunk: 10, BOS: -1}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	if s.TakeImatrix() != nil {
+		t.Errorf("after a cancelled Imatrix the session still collects")
+	}
+}
