@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/krafla/krafla/mlb/mlbtest"
@@ -374,5 +377,36 @@ func TestImatrixProgress(t *testing.T) {
 	}
 	if s.TakeImatrix() != nil {
 		t.Errorf("after a cancelled Imatrix the session still collects")
+	}
+}
+
+// TestSessionTooLargeForMemory: a context whose caches exceed the machine's
+// memory (Base with 16 layers and max_seq 2^24, mlb's limit: 16 layers ×
+// (keys + values) × 2^24 slots × kv_dim 32 × 4 bytes = 64 GiB) is refused before anything is allocated, the message
+// giving the cache's size and the machine's (MemTotal of /proc/meminfo, the
+// same figure as sysinfo's totalram). Kills session.go:129 `mem > 0` →
+// `mem <= 0` and the GiB arithmetic of the message (131), which no test
+// reached.
+func TestSessionTooLargeForMemory(t *testing.T) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	if kb <= 0 || kb*1024 >= 1<<36 {
+		t.Skipf("MemTotal %d kB: not below 64 GiB", kb)
+	}
+	h := mlbtest.Base()
+	h.NLayers, h.MaxSeq = 16, 1<<24
+	m, _ := openModel(t, h, 1)
+	_, err = m.NewSession(SessionOptions{Ctx: 1 << 24})
+	want := fmt.Sprintf("a context of %d positions needs a 64.0 GiB cache, more than the machine's %.1f GiB of memory", 1<<24, float64(kb*1024)/(1<<30))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("NewSession(ctx 2^24): %v, want an error containing %q", err, want)
 	}
 }
