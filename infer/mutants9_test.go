@@ -338,6 +338,22 @@ func TestGenerateEdges(t *testing.T) {
 	if err != nil || r.Reason != StopToken || len(r.Tokens) != 0 {
 		t.Errorf("stop token first: %v %v, %v", r.Tokens, r.Reason, err)
 	}
+	// A prompt longer than the context left: the error counts what is left.
+	s, err := m.NewSession(SessionOptions{Ctx: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Eval([]int{1, 2}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Generate(bg, s, prompt, GenerateOptions{MaxTokens: 1}, nil)
+	if msg := "the prompt has 3 tokens, more than the context of 2 "; !errors.Is(err, ErrContextFull) || !strings.Contains(fmt.Sprint(err), msg) {
+		t.Errorf("prompt of 3 at position 2 of ctx 4: %v, want ErrContextFull with %q", err, msg)
+	}
+	if _, err := Generate(bg, s, nil, GenerateOptions{}, nil); err == nil {
+		t.Errorf("empty prompt: no error")
+	}
 	for reason, s := range map[StopReason]string{StopLimit: "token limit", StopToken: "end-of-sequence token", StopContext: "context full", StopCancel: "cancelled"} {
 		if reason.String() != s {
 			t.Errorf("StopReason(%d).String() = %q, want %q", int(reason), reason.String(), s)
