@@ -426,3 +426,35 @@ func TestSessionTooLargeForMemory(t *testing.T) {
 		t.Fatalf("NewSession(ctx 2^24): %v, want an error containing %q", err, want)
 	}
 }
+
+// TestKeyIndexLayout: keyIndex and blockLen against the key block layout
+// built by counting: blocks of 16 slots in order, within a block channel by
+// channel, within a channel the block's 16 slots (kv.go's comment). Every
+// caller passes channel 0 and adds c·kvBlock itself, so the channel term of
+// keyIndex (kv.go:63 `+ c*kvBlock` → `-`, `c/kvBlock`) was never checked.
+func TestKeyIndexLayout(t *testing.T) {
+	for _, kvd := range []int{1, 3, 32} {
+		for _, n := range []int{1, 15, 16, 17, 40} {
+			want := map[[2]int]int{}
+			next := 0
+			for b := 0; b*16 < n; b++ {
+				for c := range kvd {
+					for lane := range 16 {
+						want[[2]int{b*16 + lane, c}] = next
+						next++
+					}
+				}
+			}
+			if got := blockLen(n, kvd); got != next {
+				t.Errorf("blockLen(%d, %d) = %d, want %d", n, kvd, got, next)
+			}
+			for s := range n {
+				for c := range kvd {
+					if got := keyIndex(s, c, kvd); got != want[[2]int{s, c}] {
+						t.Fatalf("keyIndex(%d, %d, %d) = %d, want %d", s, c, kvd, got, want[[2]int{s, c}])
+					}
+				}
+			}
+		}
+	}
+}
