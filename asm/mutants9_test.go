@@ -1,8 +1,10 @@
 package asm
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/x448/float16"
@@ -74,5 +76,115 @@ func TestDotSums32Chunks(t *testing.T) {
 				t.Fatalf("%s nb=%d: %v (%#x), definition %v (%#x)", c.name, nb, got, math.Float32bits(got), want, math.Float32bits(want))
 			}
 		}
+	}
+}
+
+// mustPanic9 runs f and fails unless it panics with a string that starts
+// with prefix and contains sub: asm's own message, not a runtime bounds
+// fault or another check's.
+func mustPanic9(t *testing.T, what, prefix, sub string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Errorf("%s: no panic, want %q…%q", what, prefix, sub)
+			return
+		}
+		if s, ok := r.(string); !ok || !strings.HasPrefix(s, prefix) || !strings.Contains(s, sub) {
+			t.Errorf("%s: panic %v, want %q…%q", what, r, prefix, sub)
+		}
+	}()
+	f()
+}
+
+func noPanic9(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		if r := recover(); r != nil {
+			t.Errorf("%s: panic %v", what, r)
+		}
+	}()
+	f()
+}
+
+// TestPackShapeEdges: PackQ8_0, PackQ4_0, PackIQ4_NL, PackQ4_K and PackQ6_K
+// accept inputs of exactly the sizes they document, an empty matrix (0 rows
+// or 0 columns) included, and refuse a negative shape, columns that are not
+// a multiple of the block, and every input one element short, with their
+// own panic.
+func TestPackShapeEdges(t *testing.T) {
+	const rows, nb = 37, 2 // two full groups and a partial one
+	type packer struct {
+		name  string
+		block int                      // columns per block
+		size  func(rows, cols int) int // dst bytes
+		wlen  func(rows, cols int) int // w elements
+		dlen  func(rows, cols int) int // dw elements, 0: none
+		pack  func(dst []byte, w []byte, dw []float32, rows, cols int)
+	}
+	q8 := func(f16 bool) packer {
+		return packer{"PackQ8_0", BlockSize,
+			func(r, c int) int { return PackedSize(false, f16, r, c) },
+			func(r, c int) int { return r * c },
+			func(r, c int) int { return r * c / BlockSize },
+			func(dst, w []byte, dw []float32, r, c int) {
+				w8 := make([]int8, len(w))
+				for i, v := range w {
+					w8[i] = int8(v)
+				}
+				PackQ8_0(dst, w8, dw, r, c, f16)
+			}}
+	}
+	q4 := func(f16 bool) packer {
+		return packer{"PackQ4_0", BlockSize,
+			func(r, c int) int { return PackedSize(true, f16, r, c) },
+			func(r, c int) int { return r * c / 2 },
+			func(r, c int) int { return r * c / BlockSize },
+			func(dst, w []byte, dw []float32, r, c int) { PackQ4_0(dst, w, dw, r, c, f16) }}
+	}
+	iq4 := func(f16 bool) packer {
+		return packer{"PackIQ4_NL", BlockSize,
+			func(r, c int) int { return PackedSize(true, f16, r, c) },
+			func(r, c int) int { return r * c / BlockSize * 18 },
+			func(r, c int) int { return 0 },
+			func(dst, w []byte, _ []float32, r, c int) { PackIQ4_NL(dst, w, r, c, f16) }}
+	}
+	packers := []packer{q8(false), q8(true), q4(false), q4(true), iq4(false), iq4(true),
+		{"PackQ4_K", QK, PackedQ4KSize, func(r, c int) int { return r * c / QK * q4kBlock }, func(r, c int) int { return 0 },
+			func(dst, w []byte, _ []float32, r, c int) { PackQ4_K(dst, w, r, c) }},
+		{"PackQ6_K", QK, PackedQ6KSize, func(r, c int) int { return r * c / QK * q6kBlock }, func(r, c int) int { return 0 },
+			func(dst, w []byte, _ []float32, r, c int) { PackQ6_K(dst, w, r, c) }},
+	}
+	for _, p := range packers {
+		cols := nb * p.block
+		prefix := "asm: " + p.name + ":"
+		args := func(r, c int) ([]byte, []byte, []float32) {
+			dw := make([]float32, p.dlen(r, c))
+			for i := range dw {
+				dw[i] = 1
+			}
+			// IQ4_NL: every block's binary16 d is 0x0000, fine for packing.
+			return make([]byte, p.size(r, c)), make([]byte, p.wlen(r, c)), dw
+		}
+		dst, w, dw := args(rows, cols)
+		noPanic9(t, p.name+" exact", func() { p.pack(dst, w, dw, rows, cols) })
+		for _, rc := range [][2]int{{0, cols}, {rows, 0}, {0, 0}} {
+			d0, w0, dw0 := args(rc[0], rc[1])
+			noPanic9(t, fmt.Sprintf("%s %d×%d", p.name, rc[0], rc[1]), func() { p.pack(d0, w0, dw0, rc[0], rc[1]) })
+		}
+		mustPanic9(t, p.name+" rows −1", prefix, "", func() { p.pack(dst, w, dw, -1, cols) })
+		mustPanic9(t, p.name+" cols −block", prefix, "", func() { p.pack(dst, w, dw, rows, -p.block) })
+		mustPanic9(t, p.name+" cols not a multiple", prefix, "", func() { p.pack(dst, w, dw, rows, cols-BlockSize/2) })
+		mustPanic9(t, p.name+" w short", prefix, "", func() { p.pack(dst, w[:len(w)-1], dw, rows, cols) })
+		if len(dw) > 0 {
+			mustPanic9(t, p.name+" dw short", prefix, "", func() { p.pack(dst, w, dw[:len(dw)-1], rows, cols) })
+		}
+		dprefix := prefix
+		if p.name == "PackIQ4_NL" { // it packs through PackQ4_0
+			dprefix = "asm: PackQ4_0:"
+		}
+		mustPanic9(t, p.name+" dst short", dprefix, "", func() { p.pack(dst[:len(dst)-1], w, dw, rows, cols) })
 	}
 }
