@@ -188,3 +188,172 @@ func TestPackShapeEdges(t *testing.T) {
 		mustPanic9(t, p.name+" dst short", dprefix, "", func() { p.pack(dst[:len(dst)-1], w, dw, rows, cols) })
 	}
 }
+
+// TestPackedMatMulEdges: the MatMul of Packed (Q8_0, Q4_0 with binary16
+// scales, IQ4_NL), PackedQ4K and PackedQ6K accepts exactly the inputs it
+// documents: a, da, bs and out of exactly the lengths used, n = 0 and an
+// empty row range lo = hi with nothing else (nil slices), a range ending at
+// a group that is not the matrix's end; it refuses each of them one element
+// short, ldo < hi − lo, n < 0 and ranges that do not start and end groups
+// with its own panic; it writes only out[i·ldo + r − lo] for r < hi − lo;
+// and a matrix of no columns (an empty product) gives zeros there.
+func TestPackedMatMulEdges(t *testing.T) {
+	const rows, nb, n = 37, 2, 2
+	r := rand.New(rand.NewSource(92))
+	type mat struct {
+		name  string
+		block int // columns per block of a (32, or 256 with bs)
+		k     bool
+		mm    func(out []float32, ldo, lo, hi int, a []int8, da []float32, bs []int16, n int)
+	}
+	mats := func(cols int) []mat {
+		w8 := make([]int8, rows*cols)
+		for i := range w8 {
+			w8[i] = int8(r.Intn(255) - 127)
+		}
+		w4 := make([]byte, rows*cols/2)
+		r.Read(w4)
+		dw := make([]float32, rows*cols/BlockSize)
+		for i := range dw {
+			dw[i] = F16ToF32(F32ToF16(0.01 * float32(1+r.Float64())))
+		}
+		wi := make([]byte, rows*cols/BlockSize*18)
+		r.Read(wi)
+		for b := range rows * cols / BlockSize {
+			h := F32ToF16(0.01 * float32(1+r.Float64()))
+			wi[18*b], wi[18*b+1] = byte(h), byte(h>>8)
+		}
+		pq8 := PackQ8_0(make([]byte, PackedSize(false, false, rows, cols)), w8, dw, rows, cols, false)
+		pq4 := PackQ4_0(make([]byte, PackedSize(true, true, rows, cols)), w4, dw, rows, cols, true)
+		piq := PackIQ4_NL(make([]byte, PackedSize(true, false, rows, cols)), wi, rows, cols, false)
+		kc := cols / BlockSize * QK // the K types: as many superblocks as the others have blocks
+		wk4, wk6 := randQ4K(r, rows, kc/QK, false), make([]byte, rows*kc/QK*q6kBlock)
+		r.Read(wk6)
+		for b := range rows * kc / QK {
+			h := F32ToF16(0.01 * float32(1+r.Float64()))
+			wk6[b*q6kBlock+208], wk6[b*q6kBlock+209] = byte(h), byte(h>>8)
+		}
+		pk4 := PackQ4_K(make([]byte, PackedQ4KSize(rows, kc)), wk4, rows, kc)
+		pk6 := PackQ6_K(make([]byte, PackedQ6KSize(rows, kc)), wk6, rows, kc)
+		plain := func(p Packed) func([]float32, int, int, int, []int8, []float32, []int16, int) {
+			return func(out []float32, ldo, lo, hi int, a []int8, da []float32, _ []int16, n int) {
+				p.MatMul(out, ldo, lo, hi, a, da, n)
+			}
+		}
+		return []mat{
+			{"Packed", BlockSize, false, plain(pq8)},
+			{"Packed", BlockSize, false, plain(pq4)},
+			{"Packed", BlockSize, false, plain(piq)},
+			{"PackedQ4K", QK, true, pk4.MatMul},
+			{"PackedQ6K", QK, true, pk6.MatMul},
+		}
+	}
+	for _, cnb := range []int{nb, 0} {
+		for mi, m := range mats(cnb * BlockSize) {
+			cols := cnb * m.block
+			name := fmt.Sprintf("%s#%d nb=%d", m.name, mi, cnb)
+			prefix := "asm: " + m.name + ".MatMul:"
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			var a []int8
+			var da []float32
+			var bs []int16
+			if m.k {
+				a, da, bs = make([]int8, n*cols), make([]float32, n*cnb), make([]int16, n*cnb*16)
+				QuantizeQ8_K(x, a, da, bs)
+			} else {
+				a, da = make([]int8, n*cols), make([]float32, n*cnb)
+				QuantizeQ8_0(x, a, da)
+			}
+			for _, rg := range [][2]int{{0, rows}, {16, rows}, {16, 32}} {
+				lo, hi := rg[0], rg[1]
+				nr := hi - lo
+				ldo := nr + 3
+				// The outputs, from out of generous length; then out of
+				// exactly (n−1)·ldo + nr, filled with a sentinel that
+				// only the outputs replace.
+				full := make([]float32, n*ldo)
+				m.mm(full, ldo, lo, hi, a, da, bs, n)
+				const sentinel = 7.5
+				out := make([]float32, (n-1)*ldo+nr)
+				for i := range out {
+					out[i] = sentinel
+				}
+				noPanic9(t, name+" exact", func() { m.mm(out, ldo, lo, hi, a, da, bs, n) })
+				for j, v := range out {
+					i, rr := j/ldo, j%ldo
+					if rr >= nr {
+						if v != sentinel {
+							t.Fatalf("%s rows %d..%d: out[%d] (between rows of outputs) = %v, want it left %v", name, lo, hi, j, v, sentinel)
+						}
+						continue
+					}
+					want := full[j]
+					if cnb == 0 {
+						want = 0 // the empty product
+					}
+					if !sameFloat(v, want) || v == sentinel {
+						t.Fatalf("%s rows %d..%d: act %d row %d = %v, want %v", name, lo, hi, i, lo+rr, v, want)
+					}
+				}
+				if cnb > 0 {
+					mustPanic9(t, name+" a short", prefix, "too short for n rows", func() { m.mm(full, ldo, lo, hi, a[:len(a)-1], da, bs, n) })
+					mustPanic9(t, name+" da short", prefix, "too short for n rows", func() { m.mm(full, ldo, lo, hi, a, da[:len(da)-1], bs, n) })
+					if m.k {
+						mustPanic9(t, name+" bs short", prefix, "too short for n rows", func() { m.mm(full, ldo, lo, hi, a, da, bs[:len(bs)-1], n) })
+					}
+				}
+				mustPanic9(t, name+" out short", prefix, "out too short", func() { m.mm(out[:len(out)-1], ldo, lo, hi, a, da, bs, n) })
+				mustPanic9(t, name+" ldo < hi−lo", prefix, "out too short", func() { m.mm(full, nr-1, lo, hi, a, da, bs, n) })
+				mustPanic9(t, name+" ldo < hi−lo, one row", prefix, "out too short", func() { m.mm(full, nr-1, lo, hi, a, da, bs, 1) })
+			}
+			noPanic9(t, name+" n = 0", func() { m.mm(nil, 0, 0, rows, nil, nil, nil, 0) })
+			noPanic9(t, name+" lo = hi", func() { m.mm(nil, 0, 16, 16, a, da, bs, n) })
+			noPanic9(t, name+" lo = hi = 0", func() { m.mm(nil, 0, 0, 0, a, da, bs, n) })
+			mustPanic9(t, name+" n < 0", prefix, "too short for n rows", func() { m.mm(nil, 0, 0, rows, a, da, bs, -1) })
+			for _, rg := range [][2]int{{-16, 16}, {32, 16}, {5, rows}, {0, 17}, {0, rows + 1}, {16, rows + 11}} {
+				mustPanic9(t, fmt.Sprintf("%s rows %d..%d", name, rg[0], rg[1]), prefix, "do not start and end groups", func() {
+					m.mm(make([]float32, n*64), 64, rg[0], rg[1], a, da, bs, n)
+				})
+			}
+		}
+	}
+}
+
+// TestDequantEdges: Packed.Dequant takes rows 0..Rows−1 and an x of exactly
+// Cols values (the last row, in the partial group, included) and refuses
+// row −1, row Rows (a padding row of the last group, which the layout
+// holds) and an x one short with its own panic.
+func TestDequantEdges(t *testing.T) {
+	const rows, cols = 37, 64
+	w4 := make([]byte, rows*cols/2)
+	for i := range w4 {
+		w4[i] = byte(i)
+	}
+	dw := make([]float32, rows*cols/BlockSize)
+	for i := range dw {
+		dw[i] = 1
+	}
+	for _, f16 := range []bool{false, true} {
+		p := PackQ4_0(make([]byte, PackedSize(true, f16, rows, cols)), w4, dw, rows, cols, f16)
+		x := make([]float32, cols)
+		noPanic9(t, "Dequant row 0", func() { p.Dequant(0, x) })
+		noPanic9(t, "Dequant last row", func() { p.Dequant(rows-1, x) })
+		for j, v := range x { // row 36's bytes: 16·(2·36 + j/32) + j%16, nibble by j%32 < 16
+			byt := byte(16*(2*(rows-1)+j/32) + j%16)
+			q := int(byt & 15)
+			if j%32 >= 16 {
+				q = int(byt >> 4)
+			}
+			if v != float32(q-8) {
+				t.Fatalf("f16=%v Dequant row %d [%d] = %v, want %d", f16, rows-1, j, v, q-8)
+			}
+		}
+		const msg = "asm: Packed.Dequant:"
+		mustPanic9(t, "Dequant row −1", msg, "out of range", func() { p.Dequant(-1, x) })
+		mustPanic9(t, "Dequant row Rows", msg, "out of range", func() { p.Dequant(rows, x) })
+		mustPanic9(t, "Dequant x short", msg, "x too short", func() { p.Dequant(0, x[:cols-1]) })
+	}
+}
