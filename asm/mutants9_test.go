@@ -357,3 +357,115 @@ func TestDequantEdges(t *testing.T) {
 		mustPanic9(t, "Dequant x short", msg, "x too short", func() { p.Dequant(0, x[:cols-1]) })
 	}
 }
+
+// TestPackDirtyBuffer: PackQ8_0 and PackQ4_0 (float32 and binary16
+// scales) write the same bytes into a buffer full of garbage as into a
+// zeroed one, and nothing past PackedSize: the padding rows of the last
+// group and the padding after each group's binary16 scales are zeroed
+// (clearPad), as Packed's doc states, whatever the buffer held. (Every other
+// test packs into a fresh zeroed buffer, where a padding left unwritten
+// cannot show; the padding's outputs are never stored.)
+func TestPackDirtyBuffer(t *testing.T) {
+	rng := rand.New(rand.NewSource(93))
+	const garbage = 0xa5
+	for _, q4 := range []bool{false, true} {
+		for _, f16 := range []bool{false, true} {
+			for _, rows := range []int{1, 5, 16, 37} {
+				for _, nb := range []int{1, 3} {
+					cols := nb * BlockSize
+					w8 := make([]int8, rows*cols)
+					w4 := make([]byte, rows*cols/2)
+					for i := range w8 {
+						w8[i] = int8(rng.Intn(256) - 128)
+					}
+					rng.Read(w4)
+					dw := make([]float32, rows*nb)
+					for i := range dw {
+						dw[i] = F16ToF32(F32ToF16(0.02 * float32(rng.NormFloat64())))
+					}
+					size := PackedSize(q4, f16, rows, cols)
+					clean := pack(make([]byte, size), q4, f16, w8, w4, dw, rows, cols)
+					buf := make([]byte, size+100)
+					for i := range buf {
+						buf[i] = garbage
+					}
+					dirty := pack(buf, q4, f16, w8, w4, dw, rows, cols)
+					name := fmt.Sprintf("q4=%v f16=%v %d×%d", q4, f16, rows, cols)
+					if len(dirty.data) != size || len(clean.data) != size {
+						t.Fatalf("%s: %d and %d bytes, want %d", name, len(clean.data), len(dirty.data), size)
+					}
+					for i := range size {
+						if clean.data[i] != dirty.data[i] {
+							t.Fatalf("%s: byte %d of %d (group %d, offset %d) = %#x packed into garbage, %#x into zeros",
+								name, i, size, i/(size/((rows+GroupRows-1)/GroupRows)), i%(size/((rows+GroupRows-1)/GroupRows)), dirty.data[i], clean.data[i])
+						}
+					}
+					for i := size; i < len(buf); i++ {
+						if buf[i] != garbage {
+							t.Fatalf("%s: byte %d past PackedSize %d written", name, i, size)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// widen16 is the exact widening of the binary16 h to float32 bits, written
+// from IEEE 754: ±0, subnormals m·2^−24, normals with the exponent rebiased,
+// Inf and NaN with the payload shifted up (a signalling NaN stays one, as
+// F16ToF32 keeps it; x448/float16 quiets it).
+func widen16(h uint16) uint32 {
+	s, e, m := uint32(h>>15)<<31, uint32(h>>10&31), uint32(h&1023)
+	switch {
+	case e == 0:
+		return s | math.Float32bits(float32(math.Ldexp(float64(m), -24)))
+	case e == 31:
+		return s | 0xff<<23 | m<<13
+	}
+	return s | (e-15+127)<<23 | m<<13
+}
+
+// TestScalesFitF16Exhaustive: ScalesFitF16 is true exactly for the float32
+// values that some binary16 value widens to, bit for bit (signalling and
+// quiet NaNs with their payloads included): the set of all 65536 widened
+// (widen16), against every one of them and its neighbours
+// (±1, ±2^12, ±2^13 in the bit pattern: the last bits a binary16 mantissa
+// does not hold), random bit patterns and NaNs; and a slice fits only if
+// every element does.
+func TestScalesFitF16Exhaustive(t *testing.T) {
+	widened := make(map[uint32]bool, 1<<16)
+	for h := range 1 << 16 {
+		widened[widen16(uint16(h))] = true
+	}
+	check := func(u uint32) {
+		t.Helper()
+		x := math.Float32frombits(u)
+		if got := ScalesFitF16([]float32{x}); got != widened[u] {
+			t.Fatalf("ScalesFitF16(%#08x) = %v, want %v", u, got, widened[u])
+		}
+	}
+	for u := range widened {
+		for _, d := range []uint32{0, 1, 1 << 12, 1 << 13} {
+			check(u + d)
+			check(u - d)
+		}
+	}
+	rng := rand.New(rand.NewSource(94))
+	for range 1 << 16 {
+		check(rng.Uint32())
+		check(0x7f800000 | rng.Uint32()&0x807fffff) // a NaN or ±Inf
+	}
+	fit, misfit := float32(1), float32(0.1) // 0.1 is no binary16 value
+	if !ScalesFitF16(nil) {
+		t.Error("ScalesFitF16 of no scales: false")
+	}
+	for _, s := range [][]float32{{misfit, fit, fit}, {fit, misfit, fit}, {fit, fit, misfit}} {
+		if ScalesFitF16(s) {
+			t.Errorf("ScalesFitF16(%v) = true", s)
+		}
+	}
+	if !ScalesFitF16([]float32{fit, fit, fit}) {
+		t.Error("ScalesFitF16 of three binary16 values: false")
+	}
+}
