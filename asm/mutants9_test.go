@@ -109,8 +109,8 @@ func noPanic9(t *testing.T, what string, f func()) {
 	f()
 }
 
-// TestPackShapeEdges: PackQ8_0, PackQ4_0, PackIQ4_NL, PackQ4_K and PackQ6_K
-// accept inputs of exactly the sizes they document, an empty matrix (0 rows
+// TestPackShapeEdges: PackQ8_0, PackQ4_0, PackIQ4_NL, PackQ4_K, PackQ6_K,
+// PackQ5_K and PackIQ4_XS accept inputs of exactly the sizes they document, an empty matrix (0 rows
 // or 0 columns) included, and refuse a negative shape, columns that are not
 // a multiple of the block, and every input one element short, with their
 // own panic.
@@ -156,6 +156,10 @@ func TestPackShapeEdges(t *testing.T) {
 			func(dst, w []byte, _ []float32, r, c int) { PackQ4_K(dst, w, r, c) }},
 		{"PackQ6_K", QK, PackedQ6KSize, func(r, c int) int { return r * c / QK * q6kBlock }, func(r, c int) int { return 0 },
 			func(dst, w []byte, _ []float32, r, c int) { PackQ6_K(dst, w, r, c) }},
+		{"PackQ5_K", QK, PackedQ5KSize, func(r, c int) int { return r * c / QK * q5kBlock }, func(r, c int) int { return 0 },
+			func(dst, w []byte, _ []float32, r, c int) { PackQ5_K(dst, w, r, c) }},
+		{"PackIQ4_XS", QK, PackedIQ4XSSize, func(r, c int) int { return r * c / QK * iq4xsBlock }, func(r, c int) int { return 0 },
+			func(dst, w []byte, _ []float32, r, c int) { PackIQ4_XS(dst, w, r, c) }},
 	}
 	for _, p := range packers {
 		cols := nb * p.block
@@ -190,7 +194,7 @@ func TestPackShapeEdges(t *testing.T) {
 }
 
 // TestPackedMatMulEdges: the MatMul of Packed (Q8_0, Q4_0 with binary16
-// scales, IQ4_NL), PackedQ4K and PackedQ6K accepts exactly the inputs it
+// scales, IQ4_NL), PackedQ4K, PackedQ6K, PackedQ5K and PackedIQ4XS accepts exactly the inputs it
 // documents: a, da, bs and out of exactly the lengths used, n = 0 and an
 // empty row range lo = hi with nothing else (nil slices), a range ending at
 // a group that is not the matrix's end; it refuses each of them one element
@@ -235,6 +239,20 @@ func TestPackedMatMulEdges(t *testing.T) {
 		}
 		pk4 := PackQ4_K(make([]byte, PackedQ4KSize(rows, kc)), wk4, rows, kc)
 		pk6 := PackQ6_K(make([]byte, PackedQ6KSize(rows, kc)), wk6, rows, kc)
+		wk5, wx := make([]byte, rows*kc/QK*q5kBlock), make([]byte, rows*kc/QK*iq4xsBlock)
+		r.Read(wk5)
+		r.Read(wx)
+		tame := func(b []byte) { // a tame binary16 scale at b[0:2]
+			h := F32ToF16(0.01 * float32(1+r.Float64()))
+			b[0], b[1] = byte(h), byte(h>>8)
+		}
+		for b := range rows * kc / QK {
+			tame(wk5[b*q5kBlock:])   // d
+			tame(wk5[b*q5kBlock+2:]) // dmin
+			tame(wx[b*iq4xsBlock:])  // d
+		}
+		pk5 := PackQ5_K(make([]byte, PackedQ5KSize(rows, kc)), wk5, rows, kc)
+		pkx := PackIQ4_XS(make([]byte, PackedIQ4XSSize(rows, kc)), wx, rows, kc)
 		plain := func(p Packed) func([]float32, int, int, int, []int8, []float32, []int16, int) {
 			return func(out []float32, ldo, lo, hi int, a []int8, da []float32, _ []int16, n int) {
 				p.MatMul(out, ldo, lo, hi, a, da, n)
@@ -246,6 +264,8 @@ func TestPackedMatMulEdges(t *testing.T) {
 			{"Packed", BlockSize, false, plain(piq)},
 			{"PackedQ4K", QK, true, pk4.MatMul},
 			{"PackedQ6K", QK, true, pk6.MatMul},
+			{"PackedQ5K", QK, true, pk5.MatMul},
+			{"PackedIQ4XS", QK, true, pkx.MatMul},
 		}
 	}
 	for _, cnb := range []int{nb, 0} {
