@@ -90,29 +90,41 @@ func (p *PackedQ4K) Bytes() int { return len(p.data) }
 // activations (|bs| ≤ 2048, as QuantizeQ8_K's are); other values are
 // multiplied by the definition's loop, with the same result.
 func (p *PackedQ4K) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, bs []int16, n int) {
-	if lo < 0 || hi > p.rows || lo > hi || lo%GroupRows != 0 || (hi%GroupRows != 0 && hi != p.rows) {
-		panic(fmt.Sprintf("asm: PackedQ4K.MatMul: rows %d..%d of %d do not start and end groups", lo, hi, p.rows))
+	if w, nb := packedKArgs("PackedQ4K", q4kSuper, p.data, p.rows, p.cols, out, ldo, lo, hi, a, da, bs, n); w != nil {
+		packedQ4KMatMul(out, ldo, w, hi-lo, a[:n*p.cols], da[:n*nb], bs[:n*nb*16], n, nb)
 	}
-	nb := p.cols / QK
-	if n < 0 || len(a) < n*p.cols || len(da) < n*nb || len(bs) < n*nb*16 {
-		panic("asm: PackedQ4K.MatMul: a, da or bs too short for n rows")
+}
+
+// packedKArgs checks the arguments of the MatMul of a packed layout of
+// superblocks of 256 (name the type, for the panics; super the bytes of one
+// superblock of one group; data, rows, cols the layout) as PackedQ4K.MatMul
+// states them, panicking on a bad range or a short slice. It returns the
+// groups of data that hold the rows lo..hi−1, and nb = cols/256; or nil
+// when there is nothing to multiply (n = 0 or lo = hi), or nothing more
+// (nb = 0: the n output rows are cleared, the empty sums).
+func packedKArgs(name string, super int, data []byte, rows, cols int, out []float32, ldo, lo, hi int, a []int8, da []float32, bs []int16, n int) ([]byte, int) {
+	if lo < 0 || hi > rows || lo > hi || lo%GroupRows != 0 || (hi%GroupRows != 0 && hi != rows) {
+		panic(fmt.Sprintf("asm: %s.MatMul: rows %d..%d of %d do not start and end groups", name, lo, hi, rows))
 	}
-	rows := hi - lo
-	if n == 0 || rows == 0 {
-		return
+	nb := cols / QK
+	if n < 0 || len(a) < n*cols || len(da) < n*nb || len(bs) < n*nb*16 {
+		panic("asm: " + name + ".MatMul: a, da or bs too short for n rows")
 	}
-	if ldo < rows || len(out) < (n-1)*ldo+rows {
-		panic("asm: PackedQ4K.MatMul: out too short or ldo < hi−lo")
+	nr := hi - lo
+	if n == 0 || nr == 0 {
+		return nil, nb
+	}
+	if ldo < nr || len(out) < (n-1)*ldo+nr {
+		panic("asm: " + name + ".MatMul: out too short or ldo < hi−lo")
 	}
 	if nb == 0 {
 		for i := range n {
-			clear(out[i*ldo : i*ldo+rows])
+			clear(out[i*ldo : i*ldo+nr])
 		}
-		return
+		return nil, nb
 	}
-	gs := nb * q4kSuper
-	w := p.data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs]
-	packedQ4KMatMul(out, ldo, w, rows, a[:n*p.cols], da[:n*nb], bs[:n*nb*16], n, nb)
+	gs := nb * super
+	return data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs], nb
 }
 
 // packedQ4KRef is the definition of the packed Q4_K product over the groups

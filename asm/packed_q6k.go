@@ -79,29 +79,9 @@ func (p *PackedQ6K) Bytes() int { return len(p.data) }
 // them), for lo ≤ r < hi and i < n, bit for bit; lo and hi as
 // PackedQ4K.MatMul's.
 func (p *PackedQ6K) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, bs []int16, n int) {
-	if lo < 0 || hi > p.rows || lo > hi || lo%GroupRows != 0 || (hi%GroupRows != 0 && hi != p.rows) {
-		panic(fmt.Sprintf("asm: PackedQ6K.MatMul: rows %d..%d of %d do not start and end groups", lo, hi, p.rows))
+	if w, nb := packedKArgs("PackedQ6K", q6kSuper, p.data, p.rows, p.cols, out, ldo, lo, hi, a, da, bs, n); w != nil {
+		packedQ6KMatMul(out, ldo, w, hi-lo, a[:n*p.cols], da[:n*nb], bs[:n*nb*16], n, nb)
 	}
-	nb := p.cols / QK
-	if n < 0 || len(a) < n*p.cols || len(da) < n*nb || len(bs) < n*nb*16 {
-		panic("asm: PackedQ6K.MatMul: a, da or bs too short for n rows")
-	}
-	rows := hi - lo
-	if n == 0 || rows == 0 {
-		return
-	}
-	if ldo < rows || len(out) < (n-1)*ldo+rows {
-		panic("asm: PackedQ6K.MatMul: out too short or ldo < hi−lo")
-	}
-	if nb == 0 {
-		for i := range n {
-			clear(out[i*ldo : i*ldo+rows])
-		}
-		return
-	}
-	gs := nb * q6kSuper
-	w := p.data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs]
-	packedQ6KMatMul(out, ldo, w, rows, a[:n*p.cols], da[:n*nb], bs[:n*nb*16], n, nb)
 }
 
 // packedQ6KRef is the definition of the packed Q6_K product: DotQ6_K's, per

@@ -65,6 +65,14 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		w.pk6.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
 		return
 	}
+	if w.kx {
+		w.pkx.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
+		return
+	}
+	if w.k5 {
+		w.pk5.MatMul(out[r0:], w.rows, r0, r1, s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16], n)
+		return
+	}
 	if dots != nil {
 		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
 		// gRow's size, once: the type's block sizes are map lookups, which

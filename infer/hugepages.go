@@ -43,6 +43,14 @@ func packedBytes(ws []*qmat, align int) int {
 			total += roundUp(asm.PackedQ6KSize(w.rows, w.cols), align)
 			continue
 		}
+		if w.packIQ4XS() {
+			total += roundUp(asm.PackedIQ4XSSize(w.rows, w.cols), align)
+			continue
+		}
+		if w.packQ5K() {
+			total += roundUp(asm.PackedQ5KSize(w.rows, w.cols), align)
+			continue
+		}
 		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
@@ -65,6 +73,18 @@ func packInto(ws []*qmat, buf []byte, align int) {
 		if w.packQ6K() {
 			n := asm.PackedQ6KSize(w.rows, w.cols)
 			w.pk6, w.k6 = asm.PackQ6_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
+		if w.packIQ4XS() {
+			n := asm.PackedIQ4XSSize(w.rows, w.cols)
+			w.pkx, w.kx = asm.PackIQ4_XS(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
+			off += roundUp(n, align)
+			continue
+		}
+		if w.packQ5K() {
+			n := asm.PackedQ5KSize(w.rows, w.cols)
+			w.pk5, w.k5 = asm.PackQ5_K(buf[off:off+n:off+n], w.gb, w.rows, w.cols), true
 			off += roundUp(n, align)
 			continue
 		}

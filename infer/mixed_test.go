@@ -131,14 +131,14 @@ func TestMixedKernelVariants(t *testing.T) {
 	}
 }
 
-// TestMixedPacksKQuants: with a variant that has the packed Q4_K and Q6_K
-// kernels (AVX-512), every Q4_K and Q6_K matrix of a mix is multiplied in
-// the packed interleaved layout (so the tests above run those kernels), and
-// with another variant none is.
+// TestMixedPacksKQuants: with a variant that has the packed Q4_K, Q5_K,
+// Q6_K and IQ4_XS kernels (AVX-512), every Q4_K, Q5_K, Q6_K and IQ4_XS
+// matrix of a mix is multiplied in the packed interleaved layout (so the tests above run those
+// kernels), and with another variant none is.
 func TestMixedPacksKQuants(t *testing.T) {
 	orig := asm.Variant()
 	defer asm.Use(orig)
-	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q6_K, mlb.Q4_K, mlb.Q5_K)
+	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q6_K, mlb.IQ4_XS, mlb.Q4_K, mlb.Q5_K)
 	tokens := randTokens(rand.New(rand.NewSource(8)), 3, int(h.Vocab))
 	for _, k := range asm.AvailableKernels() {
 		if err := asm.Use(k); err != nil {
@@ -146,7 +146,7 @@ func TestMixedPacksKQuants(t *testing.T) {
 		}
 		m, _ := openModel(t, h, 1)
 		allLogits(t, m, SessionOptions{Batch: 4}, tokens, 0) // packs it
-		n4, n6 := 0, 0
+		n4, n5, n6, nx := 0, 0, 0, 0
 		for _, w := range m.mats() {
 			switch w.gt {
 			case quantize.GGMLQ4_K:
@@ -154,16 +154,26 @@ func TestMixedPacksKQuants(t *testing.T) {
 				if w.k4 != asm.PacksQ4_K() {
 					t.Errorf("%v: Q4_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k4, asm.PacksQ4_K())
 				}
+			case quantize.GGMLQ5_K:
+				n5++
+				if w.k5 != asm.PacksQ5_K() {
+					t.Errorf("%v: Q5_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k5, asm.PacksQ5_K())
+				}
 			case quantize.GGMLQ6_K:
 				n6++
 				if w.k6 != asm.PacksQ6_K() {
 					t.Errorf("%v: Q6_K matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.k6, asm.PacksQ6_K())
 				}
+			case quantize.GGMLIQ4_XS:
+				nx++
+				if w.kx != asm.PacksIQ4_XS() {
+					t.Errorf("%v: IQ4_XS matrix %d×%d packed %v, variant packs %v", k, w.rows, w.cols, w.kx, asm.PacksIQ4_XS())
+				}
 			}
 		}
-		if n4 == 0 || n6 == 0 {
-			t.Fatalf("the mix has %d Q4_K and %d Q6_K matrices, want some of each", n4, n6)
+		if n4 == 0 || n5 == 0 || n6 == 0 || nx == 0 {
+			t.Fatalf("the mix has %d Q4_K, %d Q5_K, %d Q6_K and %d IQ4_XS matrices, want some of each", n4, n5, n6, nx)
 		}
-		t.Logf("%v: %d Q4_K, %d Q6_K matrices, packed %v / %v", k, n4, n6, asm.PacksQ4_K(), asm.PacksQ6_K())
+		t.Logf("%v: %d Q4_K, %d Q5_K, %d Q6_K, %d IQ4_XS matrices, packed %v / %v / %v / %v", k, n4, n5, n6, nx, asm.PacksQ4_K(), asm.PacksQ5_K(), asm.PacksQ6_K(), asm.PacksIQ4_XS())
 	}
 }

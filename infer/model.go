@@ -38,6 +38,14 @@ type qmat struct {
 	k4, k6 bool
 	pk4    asm.PackedQ4K
 	pk6    asm.PackedQ6K
+	// kx: an IQ4_XS matrix in its packed interleaved layout (asm.PackIQ4_XS
+	// into pkx), as k4; the same bits as DotsRowsIQ4_XS's.
+	kx  bool
+	pkx asm.PackedIQ4XS
+	// k5: a Q5_K matrix in its packed interleaved layout (asm.PackQ5_K into
+	// pk5), as k4; the same bits as DotsRowsQ5_K's.
+	k5  bool
+	pk5 asm.PackedQ5K
 }
 
 func (w *qmat) isQ4() bool { return w.q4 != nil }
@@ -63,6 +71,12 @@ func (w *qmat) packQ4K() bool { return w.gt == quantize.GGMLQ4_K && asm.PacksQ4_
 
 // packQ6K is packQ4K for Q6_K (asm.PacksQ6_K).
 func (w *qmat) packQ6K() bool { return w.gt == quantize.GGMLQ6_K && asm.PacksQ6_K() }
+
+// packIQ4XS is packQ4K for IQ4_XS (asm.PacksIQ4_XS).
+func (w *qmat) packIQ4XS() bool { return w.gt == quantize.GGMLIQ4_XS && asm.PacksIQ4_XS() }
+
+// packQ5K is packQ4K for Q5_K (asm.PacksQ5_K).
+func (w *qmat) packQ5K() bool { return w.gt == quantize.GGMLQ5_K && asm.PacksQ5_K() }
 
 // packQ4 reports whether w's packed layout is Q4_0's.
 func (w *qmat) packQ4() bool { return w.isQ4() || w.packIQ4() }

@@ -180,6 +180,8 @@ var files = []struct {
 		kernel{avx512Gemm, "gemm8IQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}})},
 	{"packed_q4k_avx512_amd64.s", q4kDoc, q4kKernels()},
 	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
+	{"packed_iq4xs_avx512_amd64.s", iq4xsDoc, iq4xsKernels()},
+	{"packed_q5k_avx512_amd64.s", q5kDoc, q5kKernels()},
 }
 
 func main() {

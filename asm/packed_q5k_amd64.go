@@ -1,0 +1,57 @@
+//go:build amd64 && gc && !purego
+
+package asm
+
+// The AVX-512 VNNI kernels of the packed Q5_K layout
+// (packed_q5k_avx512_amd64.s, written by _gen): q5kGemmNAVX512 for N ≤ 8
+// activation rows packed by packQ4KAct, as q4kGemmNAVX512.
+
+//go:noescape
+func q5kGemm1AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm2AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm3AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm4AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm5AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm6AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm7AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q5kGemm8AVX512(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+// q5kGemms[N] is the kernel for N activation rows.
+var q5kGemms = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){
+	nil, q5kGemm1AVX512, q5kGemm2AVX512, q5kGemm3AVX512, q5kGemm4AVX512,
+	q5kGemm5AVX512, q5kGemm6AVX512, q5kGemm7AVX512, q5kGemm8AVX512,
+}
+
+// PacksQ5_K is PacksQ4_K for PackQ5_K's layout (AVX-512); the others
+// multiply Q5_K fastest by the row products (DotsRowsQ5_K).
+func PacksQ5_K() bool { return active == AVX512 }
+
+func packedQ5KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
+	if active != AVX512 {
+		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
+		return
+	}
+	sp := getScratch(n * nb * q4kAct)
+	act := *sp
+	if !packQ4KAct(act, a, da, bs, n, nb) { // Q4_K's activation layout
+		scratchPool.Put(sp)
+		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
+		return
+	}
+	packedKRun(q5kGemms[:], q4kTile, q4kAct, nb*q5kSuper, out, ldo, w, rows, act, n, nb)
+	scratchPool.Put(sp)
+}
