@@ -145,13 +145,24 @@ func groupScales(sc []float32, grp []byte, l layout) {
 
 // groupScaleBits writes the binary16 scales of one group widened into scb
 // block by block, as the float32 layout has them: block b's 16 scales as
-// little-endian float32 bits at scb[64·b:].
+// little-endian float32 bits at scb[64·b:], math.Float32bits(F16ToF32(h)).
+// Written out, not calling F16ToF32 (which the compiler does not inline): a
+// normal value (exponent field 1..30, the scales' case) is its sign and its
+// exponent and fraction moved up 13 bits, with the exponent bias
+// 127 − 15 = 112 added; zeros, subnormals, infinities and NaNs take
+// F16ToF32 (TestGroupScaleBitsAll: every binary16 value).
 func groupScaleBits(scb []byte, grp []byte, l layout) {
 	for b := range l.nb {
 		h := (*[2 * GroupRows]byte)(grp[32*b:])
 		d := (*[4 * GroupRows]byte)(scb[4*GroupRows*b:])
 		for rr := range GroupRows {
-			v := math.Float32bits(F16ToF32(binary.LittleEndian.Uint16(h[(2*rr)&30:])))
+			x := uint32(h[(2*rr)&30]) | uint32(h[(2*rr+1)&31])<<8
+			var v uint32
+			if em := x & 0x7fff; em-0x0400 < 0x7c00-0x0400 {
+				v = (x&0x8000)<<16 | (em<<13 + 112<<23)
+			} else {
+				v = math.Float32bits(F16ToF32(uint16(x)))
+			}
 			binary.LittleEndian.PutUint32(d[(4*rr)&63:], v)
 		}
 	}

@@ -228,3 +228,24 @@ func BenchmarkPackedGeneric(b *testing.B) {
 		}
 	}
 }
+
+// TestGroupScaleBitsAll widens every binary16 value with groupScaleBits (a
+// group of 4096 blocks whose header holds the 65536 values in order) and
+// checks the float32 bits against F16ToF32 (itself checked against its
+// definition in f16_test.go), so that the written-out normal-value path and
+// its range test are exact.
+func TestGroupScaleBitsAll(t *testing.T) {
+	l := layout{true, true, 1 << 16 / GroupRows}
+	grp := make([]byte, l.group())
+	for h := range 1 << 16 {
+		grp[2*h], grp[2*h+1] = byte(h), byte(h>>8)
+	}
+	scb := make([]byte, 4<<16)
+	groupScaleBits(scb, grp, l)
+	for h := range 1 << 16 {
+		got := uint32(scb[4*h]) | uint32(scb[4*h+1])<<8 | uint32(scb[4*h+2])<<16 | uint32(scb[4*h+3])<<24
+		if want := math.Float32bits(F16ToF32(uint16(h))); got != want {
+			t.Fatalf("binary16 %#04x widened to %#08x, want %#08x", h, got, want)
+		}
+	}
+}
