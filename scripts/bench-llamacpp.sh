@@ -20,6 +20,12 @@
 # CONVERT_FLAGS (e.g. "--type keep" for Q4_K_M, Q6_K or IQ4_XS files, so krafla
 # runs the file's own blocks) are passed to krafla convert.
 # BUILD_ONLY=1 only builds llama-bench and prints its path.
+# KRAFLA_BIN: the krafla binary to measure (default: go build of this tree).
+# KRAFLA_BINS="LABEL=PATH LABEL=PATH ...": measure several krafla builds on the
+# same files, interleaved per model (the first, llama-bench, then the others),
+# one row each with LABEL as its kind, all against that one llama-bench run.
+# PP=0 or TG=0 skips that test in both (e.g. PP=0 TG=128: generation only).
+# The load average before each model goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -48,8 +54,20 @@ fi
 export LD_LIBRARY_PATH=$(dirname "$bench")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if [ "${BUILD_ONLY:-}" = 1 ]; then echo "$bench"; exit 0; fi
 
-krafla=$dir/krafla
-go build -o "$krafla" ./cmd/krafla
+labels=() bins=()
+if [ -n "${KRAFLA_BINS:-}" ]; then
+	for kb in $KRAFLA_BINS; do
+		[ "${kb#*=}" != "$kb" ] || { echo "bench-llamacpp.sh: KRAFLA_BINS wants LABEL=PATH, not $kb" >&2; exit 1; }
+		labels+=("${kb%%=*}") bins+=("${kb#*=}")
+	done
+elif [ -n "${KRAFLA_BIN:-}" ]; then
+	labels=("${KIND:-${KRAFLA_KERNEL:-native}}") bins=("$KRAFLA_BIN")
+else
+	labels=("${KIND:-${KRAFLA_KERNEL:-native}}") bins=("$dir/krafla")
+	go build -o "$dir/krafla" ./cmd/krafla
+fi
+for b in "${bins[@]}"; do [ -x "$b" ] || { echo "bench-llamacpp.sh: no krafla binary at $b" >&2; exit 1; }; done
+krafla=${bins[0]}
 
 models=("$@")
 if [ ${#models[@]} -eq 0 ]; then
@@ -64,11 +82,11 @@ if [ ${#models[@]} -eq 0 ]; then
 	done
 fi
 
-kind=${KIND:-${KRAFLA_KERNEL:-native}}
 # krafla's table (model weights kernel threads test t/s min max; test may be
 # "pp512 @ d4096") and llama-bench's CSV, each as "test|threads|t/s" lines.
 kr() {
-	"$krafla" bench "$@" 2>/dev/null | awk 'NR > 1 {
+	local bin=$1; shift
+	"$bin" bench "$@" 2>/dev/null | awk 'NR > 1 {
 		if ($(NF-4) == "@") print $(NF-5) " @ " $(NF-3) "|" $(NF-6) "|" $(NF-2)
 		else print $(NF-3) "|" $(NF-4) "|" $(NF-2) }'
 }
@@ -80,10 +98,10 @@ lb() {
 		  if (("n_depth" in c) && $c["n_depth"] > 0) t = t " @ d" $c["n_depth"]
 		  print t "|" $c["n_threads"] "|" $c["avg_ts"] }'
 }
-# row SHAPE LLAMA KRAFLA: one table row per test, "llama / krafla = ratio"
+# row KIND SHAPE LLAMA KRAFLA: one table row per test, "llama / krafla = ratio"
 # for 1 and 2 threads.
 row() {
-	{ sed 's/^/L|/' <<<"$2"; sed 's/^/K|/' <<<"$3"; } | awk -F'|' -v kind="$kind" -v shape="$1" '
+	{ sed 's/^/L|/' <<<"$3"; sed 's/^/K|/' <<<"$4"; } | awk -F'|' -v kind="$1" -v shape="$2" '
 		NF == 4 { v[$1, $2, $3] = $4; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
 		END { for (i = 1; i <= n; i++) { t = order[i]; printf "| %s | %s | %s |", kind, shape, t
 			for (th = 1; th <= 2; th++)
@@ -99,12 +117,19 @@ for m in "${models[@]}"; do
 	name=$(basename "$m" .gguf)
 	mlb=$dir/$name.mlb
 	[ -f "$mlb" ] || "$krafla" convert "$m" -o "$mlb" ${CONVERT_FLAGS:-} >&2
-	k=$(kr "$mlb" -p "$pp" -n "$tg" --threads "$threads" -r "$reps")
-	l=$(lb -m "$m" -p "$pp" -n "$tg" -t "$threads" -r "$reps")
-	row "$name" "$l" "$k"
+	echo "bench-llamacpp.sh: $name $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+	ks=()
+	for i in "${!bins[@]}"; do
+		ks[i]=$(kr "${bins[i]}" "$mlb" -p "$pp" -n "$tg" --threads "$threads" -r "$reps")
+		[ "$i" -gt 0 ] || l=$(lb -m "$m" -p "$pp" -n "$tg" -t "$threads" -r "$reps")
+	done
+	for i in "${!bins[@]}"; do row "${labels[i]}" "$name" "$l" "${ks[i]}"; done
 	if [ -n "${DEPTH:-}" ]; then
-		k=$(kr "$mlb" -p "$pp" -n "$tg" --depth "$DEPTH" --kv f16 --threads "$threads" -r 1)
-		l=$(lb -m "$m" -p "$pp" -n "$tg" -d "$DEPTH" -t "$threads" -r 1)
-		row "$name" "$l" "$k"
+		ks=()
+		for i in "${!bins[@]}"; do
+			ks[i]=$(kr "${bins[i]}" "$mlb" -p "$pp" -n "$tg" --depth "$DEPTH" --kv f16 --threads "$threads" -r 1)
+			[ "$i" -gt 0 ] || l=$(lb -m "$m" -p "$pp" -n "$tg" -d "$DEPTH" -t "$threads" -r 1)
+		done
+		for i in "${!bins[@]}"; do row "${labels[i]}" "$name" "$l" "${ks[i]}"; done
 	fi
 done
