@@ -47,7 +47,7 @@ func packedQ5KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 	}
 	sp := getScratch(n * nb * q4kAct)
 	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb) { // Q4_K's activation layout
+	if !packQ4KAct(act, a, da, bs, n, nb, q4kTile) { // Q4_K's activation layout
 		scratchPool.Put(sp)
 		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return

@@ -182,6 +182,7 @@ var files = []struct {
 	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
 	{"packed_iq4xs_avx512_amd64.s", iq4xsDoc, iq4xsKernels()},
 	{"packed_q5k_avx512_amd64.s", q5kDoc, q5kKernels()},
+	{"packed_q4k_avx2_amd64.s", q4kAVX2Doc, q4kAVX2Kernels()},
 }
 
 func main() {

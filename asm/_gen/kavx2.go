@@ -1,0 +1,187 @@
+package main
+
+import "fmt"
+
+// The AVX2 kernels of the packed interleaved K-quant layouts
+// (asm/packed_q4k.go …): the layouts and activation packing of the AVX-512
+// kernels, a group of 16 rows taken as two halves of 8 dword lanes (rows
+// 0..7 at byte 0 of each 64-byte chunk of quants, rows 8..15 at byte 32),
+// one half after the other over all superblocks.
+
+const q4kAVX2Doc = `// The products of the packed interleaved Q4_K layout (asm/packed_q4k.go,
+// PackQ4_K), AVX2:
+//
+//	func q4kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..4 activation rows, arguments and act as q4kGemmNAVX512's
+// (packed_q4k_avx512_amd64.s; act by packQ4KAct). A group's 16 rows are
+// taken as two halves of 8 dword lanes, one after the other over all
+// superblocks (rows 0..7 at byte 0 of each 64-byte chunk, rows 8..15 at
+// byte 32). Per 64 elements t (sub-blocks 2t and 2t+1) each 32-byte chunk
+// is split into its low nibbles (0x0F) and high nibbles (shift 4, 0x0F),
+// then VPMADDUBSW (unsigned nibble × signed activation, pairs summed into
+// int16: at most 2·15·128 = 3840, no saturation) with the row's four
+// activations broadcast, added as int16 over the sub-block's 8 chunks (at
+// most 8·3840 = 30720, no wrap); VPMADDWD by the lane's scale in both words
+// (VPMOVZXBD, shift, or) gives sc·(both int16 sums) in int32, exact, added
+// into isum. msum: VPMADDWD of the mins (word pairs per lane) with the
+// broadcast pair sums, exact. Then DotQ4_K's float32 steps per lane, in its
+// order: acc = acc + (d·da)·float32(isum), acc = acc − (dmin·da)·float32(msum)
+// (VMULPS, VADDPS, VSUBPS; no FMA), acc held in out, +0 before the first
+// superblock.
+`
+
+// q4kAVX2Kernels lists q4kGemm1AVX2 … q4kGemm4AVX2.
+func q4kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 4; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q4kGemmAVX2(a, name, n) }, fmt.Sprintf("q4kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// kavx2Head starts a packed K-quant AVX2 kernel: DX the group's outputs, R8
+// ldo in bytes, SI the group's weights, CX the groups left, R10 nb, R11 act;
+// Y15 the mask 0x0F.
+func kavx2Head(a *asmFile, name string) {
+	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
+	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.e("\tMOVQ out+0(FP), DX")
+	a.e("\tMOVQ ldo+8(FP), R8")
+	a.e("\tSHLQ $2, R8")
+	a.e("\tMOVQ w+16(FP), SI")
+	a.e("\tMOVQ ngroups+24(FP), CX")
+	a.e("\tMOVQ nb+32(FP), R10")
+	a.e("\tMOVQ act+40(FP), R11")
+	a.e("\tMOVL $0x0f0f0f0f, AX")
+	a.e("\tMOVQ AX, X15")
+	a.e("\tVPBROADCASTD X15, Y15")
+	a.e("%s_group:", name)
+}
+
+// kavx2Half starts half h of a group: its n output rows cleared (+0), DI
+// the first superblock's activations, R12 the group's weights, BX the
+// superblocks left.
+func kavx2Half(a *asmFile, name string, h, n int) {
+	a.e("\tVXORPS Y0, Y0, Y0")
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVMOVUPS Y0, %d(AX)", 32*h)
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
+		}
+	}
+	a.e("\tMOVQ R11, DI")
+	a.e("\tMOVQ SI, R12")
+	a.e("\tMOVQ R10, BX")
+	a.e("%s_super%d:", name, h)
+}
+
+// kavx2Next ends the superblock loop of half h (the weights R12 and the
+// activations DI advance by a superblock: super and n·act bytes) and, after
+// the second half, the group (SI at the next group, the outputs DX by 16
+// floats) and the function.
+func kavx2Next(a *asmFile, name string, h, n, super, act int) {
+	a.e("\tADDQ $%d, R12", super)
+	a.e("\tADDQ $%d, DI", n*act)
+	a.e("\tDECQ BX")
+	a.e("\tJNZ %s_super%d", name, h)
+	if h == 0 {
+		return
+	}
+	a.e("\tMOVQ R12, SI")
+	a.e("\tADDQ $64, DX")
+	a.e("\tDECQ CX")
+	a.e("\tJNZ %s_group", name)
+	a.e("\tVZEROUPPER")
+	a.e("\tRET")
+	a.e("")
+}
+
+// bothWords sets Y<reg> to the 8 bytes at mem zero-extended into dwords with
+// the value in both words (tmp a temporary): VPMADDWD's multiplier of both
+// int16 sums of a lane.
+func bothWords(a *asmFile, mem string, reg, tmp int) {
+	a.e("\tVPMOVZXBD %s, Y%d", mem, reg)
+	a.e("\tVPSLLD $16, Y%d, Y%d", reg, tmp)
+	a.e("\tVPOR Y%d, Y%d, Y%d", tmp, reg, reg)
+}
+
+// q4kGemmAVX2 writes the Q4_K kernel for n ≤ 4 activation rows. Per half:
+// Y12 a chunk (then its high nibbles), Y13 its low nibbles, Y14 a
+// temporary, Yi and Y4+i the int16 sums of sub-blocks 2t and 2t+1 of row i
+// (then the mins and msum in Yi), Y8+i isum of row i.
+func q4kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	for h := range 2 {
+		kavx2Half(a, name, h, n)
+		for t := range 4 {
+			for k := range 8 {
+				a.e("\tVMOVDQU %d(R12), Y12", q4kQs+64*(8*t+k)+32*h)
+				a.e("\tVPAND Y15, Y12, Y13")
+				a.e("\tVPSRLW $4, Y12, Y12")
+				a.e("\tVPAND Y15, Y12, Y12")
+				for i := range n {
+					for hi, w := range []int{13, 12} {
+						acc := i + 4*hi
+						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
+						if k == 0 {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+						} else {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+						}
+					}
+				}
+			}
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 12, 14)
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 13, 14)
+			for i := range n {
+				a.e("\tVPMADDWD Y12, Y%d, Y%d", i, i)
+				a.e("\tVPMADDWD Y13, Y%d, Y%d", 4+i, 4+i)
+				if t == 0 {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, i, 8+i)
+				} else {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", i, 8+i, 8+i)
+					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, 8+i, 8+i)
+				}
+			}
+		}
+		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y4+j.
+		for j := range 4 {
+			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 4+j)
+		}
+		for i := range n {
+			for j := range 4 {
+				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y14, Y4, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y14, Y%d, Y14", 4+j)
+					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		// The float steps.
+		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
+		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
+			a.e("\tVMULPS Y14, Y12, Y4")
+			a.e("\tVCVTDQ2PS Y%d, Y5", 8+i)
+			a.e("\tVMULPS Y5, Y4, Y4")
+			a.e("\tVMOVUPS %d(AX), Y6", 32*h)
+			a.e("\tVADDPS Y4, Y6, Y6")
+			a.e("\tVMULPS Y14, Y13, Y4")
+			a.e("\tVCVTDQ2PS Y%d, Y5", i)
+			a.e("\tVMULPS Y5, Y4, Y4")
+			a.e("\tVSUBPS Y4, Y6, Y6")
+			a.e("\tVMOVUPS Y6, %d(AX)", 32*h)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, h, n, q4kSuper, q4kAct)
+	}
+}
