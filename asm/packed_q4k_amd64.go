@@ -158,8 +158,27 @@ const (
 	q6kAct  = 320
 )
 
-// PacksQ6_K is PacksQ4_K for PackQ6_K's layout.
-func PacksQ6_K() bool { return active == AVX512 }
+// The AVX2 kernels of the packed Q6_K layout (packed_q6k_avx2_amd64.s):
+// q6kGemmNAVX2, as q6kGemmNAVX512 (the same tile and activations).
+
+//go:noescape
+func q6kGemm1AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm2AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm3AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm4AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+var q6kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){
+	nil, q6kGemm1AVX2, q6kGemm2AVX2, q6kGemm3AVX2, q6kGemm4AVX2,
+}
+
+// PacksQ6_K is PacksQ4_K for PackQ6_K's layout (AVX-512, AVX2).
+func PacksQ6_K() bool { return active == AVX512 || active == AVX2 }
 
 // packQ6KAct lays the n activation rows out for the Q6_K kernels, in tiles
 // of q6kTile rows: per tile, superblock by superblock, per row 320 bytes:
@@ -186,14 +205,18 @@ func packQ6KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) {
 }
 
 func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
-	if active != AVX512 {
+	if !PacksQ6_K() {
 		packedQ6KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
+	}
+	kern := q6kGemms[:]
+	if active == AVX2 {
+		kern = q6kGemmsAVX2[:]
 	}
 	sp := getScratch(n * nb * q6kAct)
 	act := *sp
 	packQ6KAct(act, a, da, bs, n, nb)
-	packedKRun(q6kGemms[:], q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
+	packedKRun(kern, q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
 	scratchPool.Put(sp)
 }
 

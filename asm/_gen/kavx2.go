@@ -185,3 +185,150 @@ func q4kGemmAVX2(a *asmFile, name string, n int) {
 		kavx2Next(a, name, h, n, q4kSuper, q4kAct)
 	}
 }
+
+const q6kAVX2Doc = `// The products of the packed interleaved Q6_K layout (asm/packed_q6k.go,
+// PackQ6_K), AVX2:
+//
+//	func q6kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..4 activation rows, arguments and act as q6kGemmNAVX512's
+// (packed_q6k_avx512_amd64.s; act by packQ6KAct). A group's 16 rows are two
+// halves of 8 dword lanes, one after the other over all superblocks. Per
+// sub-block s = 8h + 2g + kh (its 16 elements in the 4 units 8h + 4kh …+3,
+// element set g): per unit the 6-bit quants of set g, formed per byte from
+// its nibble of A or B (shift, 0x0F) and its two bits of C (shift, 0x30),
+// then VPMADDUBSW (unsigned quant × signed activation, pairs into int16: at
+// most 2·63·128 = 16128, no saturation) with the row's four activations
+// broadcast; two units added as int16 (at most 32256, no wrap), then
+// VPMADDWD by the lane's int8 scale in both words (VPMOVSXBW of the scale
+// pairs, shifts, or): sc·(the sums) in int32, exact, added into isum. corr
+// = Σ sc·bs by VPMADDWD of the scale pairs with the broadcast bs pairs;
+// isum − 32·corr, every step in int32 as DotQ6_K (wrapping alike). Then
+// DotQ6_K's float32 step per lane: acc = acc + (d·da)·float32(isum), acc
+// held in out, +0 before the first superblock.
+`
+
+// q6kAVX2Kernels lists q6kGemm1AVX2 … q6kGemm4AVX2.
+func q6kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 4; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q6kGemmAVX2(a, name, n) }, fmt.Sprintf("q6kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// q6kQuantsAVX2 sets Y13 to the 6-bit quants of element set g of the unit
+// at base (its A, B, C parts at +0, +64, +128; rh the row half's 32 bytes),
+// Y12 a temporary; Y15 holds 0x0F, Y14 0x30.
+func q6kQuantsAVX2(a *asmFile, base, rh, g int) {
+	nib := base + 32*rh // A
+	if g%2 == 1 {
+		nib += 64 // B
+	}
+	c := base + 128 + 32*rh
+	if g < 2 { // the low nibble
+		a.e("\tVPAND %d(R12), Y15, Y13", nib)
+	} else {
+		a.e("\tVMOVDQU %d(R12), Y13", nib)
+		a.e("\tVPSRLW $4, Y13, Y13")
+		a.e("\tVPAND Y15, Y13, Y13")
+	}
+	// Bits 2g, 2g+1 of C to bits 4, 5.
+	switch sh := 4 - 2*g; {
+	case sh == 0:
+		a.e("\tVPAND %d(R12), Y14, Y12", c)
+	case sh > 0:
+		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVPSLLW $%d, Y12, Y12", sh)
+		a.e("\tVPAND Y14, Y12, Y12")
+	default:
+		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVPSRLW $%d, Y12, Y12", -sh)
+		a.e("\tVPAND Y14, Y12, Y12")
+	}
+	a.e("\tVPOR Y12, Y13, Y13")
+}
+
+// q6kGemmAVX2 writes the Q6_K kernel for n ≤ 4 activation rows. Per half:
+// Y13 a unit's quants (then scale pairs, d), Y12 and Y11 temporaries, Y10
+// the sub-block's scale in both words, Yi the int16 sums of row i (then
+// corr), Y4+i isum of row i.
+func q6kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	a.e("\tMOVL $0x30303030, AX")
+	a.e("\tMOVQ AX, X14")
+	a.e("\tVPBROADCASTD X14, Y14")
+	for rh := range 2 {
+		kavx2Half(a, name, rh, n)
+		for h := range 2 {
+			for kh := range 2 {
+				for g := range 4 {
+					// The scale of sub-block 8h + 2g + kh: pair 4h + g, its low
+					// (kh = 0) or high word, in both words.
+					a.e("\tVPMOVSXBW %d(R12), Y10", q6kScp+32*(4*h+g)+16*rh)
+					if kh == 0 {
+						a.e("\tVPSLLD $16, Y10, Y12")
+						a.e("\tVPSRLD $16, Y12, Y10")
+					} else {
+						a.e("\tVPSRLD $16, Y10, Y10")
+						a.e("\tVPSLLD $16, Y10, Y12")
+					}
+					a.e("\tVPOR Y12, Y10, Y10")
+					for p := range 2 {
+						for u := range 2 {
+							k := 4*kh + 2*p + u
+							q6kQuantsAVX2(a, q6kQs+192*(8*h+k), rh, g)
+							for i := range n {
+								a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+128*h+32*g+4*k)
+								if u == 0 {
+									a.e("\tVPMADDUBSW Y11, Y13, Y%d", i)
+								} else {
+									a.e("\tVPMADDUBSW Y11, Y13, Y11")
+									a.e("\tVPADDW Y11, Y%d, Y%d", i, i)
+								}
+							}
+						}
+						for i := range n {
+							a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+							if h == 0 && kh == 0 && g == 0 && p == 0 {
+								a.e("\tVMOVDQA Y%d, Y%d", i, 4+i)
+							} else {
+								a.e("\tVPADDD Y%d, Y%d, Y%d", i, 4+i, 4+i)
+							}
+						}
+					}
+				}
+			}
+		}
+		// corr = Σ sc·bs in Yi; isum − 32·corr.
+		for j := range 8 {
+			a.e("\tVPMOVSXBW %d(R12), Y13", q6kScp+32*j+16*rh)
+			for i := range n {
+				a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+q6kActBs+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y11, Y13, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y11, Y13, Y11")
+					a.e("\tVPADDD Y11, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVPSLLD $5, Y%d, Y%d", i, i)
+			a.e("\tVPSUBD Y%d, Y%d, Y%d", i, 4+i, 4+i)
+			a.e("\tVBROADCASTSS %d(DI), Y11", i*q6kAct+q6kActDa)
+			a.e("\tVMULPS Y11, Y13, Y12")
+			a.e("\tVCVTDQ2PS Y%d, Y10", 4+i)
+			a.e("\tVMULPS Y10, Y12, Y12")
+			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
+			a.e("\tVADDPS Y12, Y10, Y10")
+			a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
+	}
+}
