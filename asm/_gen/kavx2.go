@@ -332,3 +332,123 @@ func q6kGemmAVX2(a *asmFile, name string, n int) {
 		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
 	}
 }
+
+// iq4xsActAVX2 is the bytes of one superblock of one activation row as
+// packIQ4XSActAVX2 lays them out: the 256 int8 quants, their 256 magnitudes
+// |a| (−128 as 0x80: 128 unsigned), the float32 scale, padding.
+const (
+	iq4xsActAVX2    = 528
+	iq4xsActAVX2Abs = 256
+	iq4xsActAVX2Da  = 512
+)
+
+// codebook is the IQ4_NL/IQ4_XS codebook as signed bytes, the low and high
+// 8 as two little-endian quadwords.
+func codebook() (lo, hi uint64) {
+	for j := 7; j >= 0; j-- {
+		lo = lo<<8 | uint64(byte(int8(kvaluesIQ4[j])))
+		hi = hi<<8 | uint64(byte(int8(kvaluesIQ4[j+8])))
+	}
+	return lo, hi
+}
+
+const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
+// (asm/packed_iq4xs.go, PackIQ4_XS), AVX2:
+//
+//	func iq4xsGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..8 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s)
+// with act laid out by packIQ4XSActAVX2 (per superblock, per row: 256
+// quants a, their magnitudes |a| (−128 as 128 unsigned), the float32 scale;
+// 528 bytes). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
+// signed codebook K (VPSHUFB, in each 128-bit lane); VPMADDUBSW multiplies
+// the unsigned |a| by K·sign(a) (VPSIGNB; |K| ≤ 127, so no −128 arises),
+// pairs into int16 at most 2·128·127 = 32512 (no saturation, for any int8
+// a, −128 too), and VPMADDWD by the lane's int8 scale in both words gives
+// sc·(the two products) in int32, exact, added into isum. Then DotIQ4_XS's
+// float32 step per lane: acc = acc + (d·da)·float32(isum), acc held in out,
+// +0 before the first superblock.
+`
+
+// iq4xsAVX2Kernels lists iq4xsGemm1AVX2 … iq4xsGemm8AVX2.
+func iq4xsAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 8; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { iq4xsGemmAVX2(a, name, n) }, fmt.Sprintf("iq4xsGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// iq4xsGemmAVX2 writes the IQ4_XS kernel for n ≤ 8 activation rows. Y15
+// the codebook in each lane, Y14 the mask 0x0F; per half: Y13 a chunk (then
+// its high nibbles, d), Y12 and Y11 the codebook values of its low and high
+// nibbles, Y9 the sub-block's scale in both words, Y8 and Y10 temporaries,
+// Yi isum of row i.
+func iq4xsGemmAVX2(a *asmFile, name string, n int) {
+	lo, hi := codebook()
+	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
+	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.e("\tMOVQ out+0(FP), DX")
+	a.e("\tMOVQ ldo+8(FP), R8")
+	a.e("\tSHLQ $2, R8")
+	a.e("\tMOVQ w+16(FP), SI")
+	a.e("\tMOVQ ngroups+24(FP), CX")
+	a.e("\tMOVQ nb+32(FP), R10")
+	a.e("\tMOVQ act+40(FP), R11")
+	a.e("\tMOVL $0x0f0f0f0f, AX")
+	a.e("\tMOVQ AX, X14")
+	a.e("\tVPBROADCASTD X14, Y14")
+	a.e("\tMOVQ $0x%016x, AX", lo)
+	a.e("\tMOVQ AX, X15")
+	a.e("\tMOVQ $0x%016x, AX", hi)
+	a.e("\tVPINSRQ $1, AX, X15, X15")
+	a.e("\tVINSERTI128 $1, X15, Y15, Y15")
+	a.e("%s_group:", name)
+	for rh := range 2 {
+		kavx2Half(a, name, rh, n)
+		for s := range 8 {
+			a.e("\tVPMOVSXBD %d(R12), Y9", iq4xsSc+16*s+8*rh)
+			a.e("\tVPSLLD $16, Y9, Y10")
+			a.e("\tVPSRLD $16, Y10, Y9")
+			a.e("\tVPOR Y10, Y9, Y9")
+			for k := range 4 {
+				a.e("\tVMOVDQU %d(R12), Y13", iq4xsQs+64*(4*s+k)+32*rh)
+				a.e("\tVPAND Y14, Y13, Y12")
+				a.e("\tVPSHUFB Y12, Y15, Y12")
+				a.e("\tVPSRLW $4, Y13, Y13")
+				a.e("\tVPAND Y14, Y13, Y13")
+				a.e("\tVPSHUFB Y13, Y15, Y11")
+				for nib, kv := range []int{12, 11} {
+					e := 32*s + 16*nib + 4*k
+					for i := range n {
+						a.e("\tVPBROADCASTD %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Abs+e)
+						a.e("\tVPBROADCASTD %d(DI), Y10", i*iq4xsActAVX2+e)
+						a.e("\tVPSIGNB Y10, Y%d, Y10", kv)
+						a.e("\tVPMADDUBSW Y10, Y8, Y10")
+						if s == 0 && k == 0 && nib == 0 {
+							a.e("\tVPMADDWD Y9, Y10, Y%d", i)
+						} else {
+							a.e("\tVPMADDWD Y9, Y10, Y10")
+							a.e("\tVPADDD Y10, Y%d, Y%d", i, i)
+						}
+					}
+				}
+			}
+		}
+		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Da)
+			a.e("\tVMULPS Y8, Y13, Y12")
+			a.e("\tVCVTDQ2PS Y%d, Y10", i)
+			a.e("\tVMULPS Y10, Y12, Y12")
+			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
+			a.e("\tVADDPS Y12, Y10, Y10")
+			a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, rh, n, iq4xsSuper, iq4xsActAVX2)
+	}
+}
