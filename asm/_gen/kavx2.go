@@ -452,3 +452,130 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 		kavx2Next(a, name, rh, n, iq4xsSuper, iq4xsActAVX2)
 	}
 }
+
+const q5kAVX2Doc = `// The products of the packed interleaved Q5_K layout (asm/packed_q5k.go,
+// PackQ5_K), AVX2:
+//
+//	func q5kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..3 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s;
+// act by packQ4KAct) with the 5-bit quants: each nibble (0x0F) or'ed with
+// its fifth bit, bit s of the qh chunk shifted to bit 4 (word shift, 0x10;
+// the bits crossing a byte land on bits 0..3, cleared). VPMADDUBSW pairs at
+// most 2·31·128 = 7936, added as int16 over 4 chunks (at most 31744, no
+// wrap), then VPMADDWD by the lane's scale in both words, added into isum
+// in int32, exact; msum and the float32 steps as Q4_K's.
+`
+
+// q5kAVX2Kernels lists q5kGemm1AVX2 … q5kGemm3AVX2.
+func q5kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 3; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q5kGemmAVX2(a, name, n) }, fmt.Sprintf("q5kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// q5kBitAVX2 sets Y14 to the qh chunk at mem with bit b of each byte on bit
+// 4 and every other bit cleared (Y9 the mask 0x10).
+func q5kBitAVX2(a *asmFile, mem string, b int) {
+	a.e("\tVMOVDQU %s, Y14", mem)
+	switch {
+	case b < 4:
+		a.e("\tVPSLLW $%d, Y14, Y14", 4-b)
+	case b > 4:
+		a.e("\tVPSRLW $%d, Y14, Y14", b-4)
+	}
+	a.e("\tVPAND Y9, Y14, Y14")
+}
+
+// q5kGemmAVX2 writes the Q5_K kernel for n ≤ 3 activation rows. Y15 the
+// mask 0x0F, Y9 0x10; per half: Y12 a chunk (then its high 5-bit quants),
+// Y13 its low 5-bit quants, Y14 a temporary, Y10 and Y11 the scales of
+// sub-blocks 2t and 2t+1 in both words, Yi and Y3+i the int16 sums of row
+// i (then the mins, msum in Yi), Y6+i isum of row i.
+func q5kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	a.e("\tMOVL $0x10101010, AX")
+	a.e("\tMOVQ AX, X9")
+	a.e("\tVPBROADCASTD X9, Y9")
+	for h := range 2 {
+		kavx2Half(a, name, h, n)
+		for t := range 4 {
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 10, 14)
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 11, 14)
+			for k := range 8 {
+				qh := fmt.Sprintf("%d(R12)", q5kQh+64*k+32*h)
+				a.e("\tVMOVDQU %d(R12), Y12", q5kQs+64*(8*t+k)+32*h)
+				a.e("\tVPAND Y15, Y12, Y13")
+				q5kBitAVX2(a, qh, 2*t)
+				a.e("\tVPOR Y14, Y13, Y13")
+				a.e("\tVPSRLW $4, Y12, Y12")
+				a.e("\tVPAND Y15, Y12, Y12")
+				q5kBitAVX2(a, qh, 2*t+1)
+				a.e("\tVPOR Y14, Y12, Y12")
+				for i := range n {
+					for hi, w := range []int{13, 12} {
+						acc := i + 3*hi
+						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
+						if k%4 == 0 {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+						} else {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+						}
+					}
+				}
+				if k%4 != 3 {
+					continue
+				}
+				for i := range n {
+					a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+					a.e("\tVPMADDWD Y11, Y%d, Y%d", 3+i, 3+i)
+					if t == 0 && k == 3 {
+						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, i, 6+i)
+					} else {
+						a.e("\tVPADDD Y%d, Y%d, Y%d", i, 6+i, 6+i)
+						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, 6+i, 6+i)
+					}
+				}
+			}
+		}
+		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y10..Y13.
+		for j := range 4 {
+			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 10+j)
+		}
+		for i := range n {
+			for j := range 4 {
+				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y14, Y10, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y14, Y%d, Y14", 10+j)
+					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		// The float steps, Q4_K's.
+		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
+		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
+			a.e("\tVMULPS Y14, Y12, Y3")
+			a.e("\tVCVTDQ2PS Y%d, Y4", 6+i)
+			a.e("\tVMULPS Y4, Y3, Y3")
+			a.e("\tVMOVUPS %d(AX), Y5", 32*h)
+			a.e("\tVADDPS Y3, Y5, Y5")
+			a.e("\tVMULPS Y14, Y13, Y3")
+			a.e("\tVCVTDQ2PS Y%d, Y4", i)
+			a.e("\tVMULPS Y4, Y3, Y3")
+			a.e("\tVSUBPS Y3, Y5, Y5")
+			a.e("\tVMOVUPS Y5, %d(AX)", 32*h)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, h, n, q5kSuper, q4kAct)
+	}
+}

@@ -185,6 +185,7 @@ var files = []struct {
 	{"packed_q4k_avx2_amd64.s", q4kAVX2Doc, q4kAVX2Kernels()},
 	{"packed_q6k_avx2_amd64.s", q6kAVX2Doc, q6kAVX2Kernels()},
 	{"packed_iq4xs_avx2_amd64.s", iq4xsAVX2Doc, iq4xsAVX2Kernels()},
+	{"packed_q5k_avx2_amd64.s", q5kAVX2Doc, q5kAVX2Kernels()},
 }
 
 func main() {
