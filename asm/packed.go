@@ -24,11 +24,13 @@ const GroupRows = 16
 //
 // An IQ4_NL matrix (PackIQ4_NL) takes the Q4_0 layout with its blocks'
 // nibbles, which index the codebook KValuesIQ4 instead of meaning n − 8.
+// A Q5_0 matrix (PackQ5_0) has a layout of its own (packed_q50.go).
 type Packed struct {
 	data       []byte
 	rows, cols int
 	q4, f16    bool
 	iq4        bool
+	q5         bool
 }
 
 // layout gives the offsets within one group of a packed matrix with nb
@@ -267,10 +269,15 @@ func (p *Packed) Bytes() int { return len(p.data) }
 func (p *Packed) IQ4() bool { return p.iq4 }
 
 // Dequant writes row r dequantized into x (cols values): float32(q)·d, with
-// q the int8 quant (Q8_0) or nibble − 8 (Q4_0) and d the block's scale.
+// q the int8 quant (Q8_0), nibble − 8 (Q4_0), codebook value (IQ4_NL) or
+// n + 16·h − 16 (Q5_0) and d the block's scale.
 func (p *Packed) Dequant(r int, x []float32) {
 	if r < 0 || r >= p.rows || len(x) < p.cols {
 		panic("asm: Packed.Dequant: row out of range or x too short")
+	}
+	if p.q5 {
+		p.dequantQ5(r, x)
+		return
 	}
 	nb := p.cols / BlockSize
 	l := layout{p.q4, p.f16, nb}
@@ -333,6 +340,12 @@ func (p *Packed) MatMul(out []float32, ldo, lo, hi int, a []int8, da []float32, 
 		for i := range n {
 			clear(out[i*ldo : i*ldo+rows])
 		}
+		return
+	}
+	if p.q5 {
+		gs := q5layout{p.f16, nb}.group()
+		w := p.data[lo/GroupRows*gs : (hi+GroupRows-1)/GroupRows*gs]
+		packedMatMulQ5(out, ldo, w, rows, p.f16, a[:n*p.cols], da[:n*nb], n, nb)
 		return
 	}
 	gs := layout{p.q4, p.f16, nb}.group()

@@ -122,8 +122,13 @@ func packActGeneric(dst []byte, a []int8, da []float32, nb, g int, k int32) {
 // tileBytes, within a tile every group of ks.g activation rows, then the rest
 // one by one; a partial last group goes through a small buffer.
 func packedMatMulSIMD(ks *kernelSet, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
+	packedRunSIMD(ks, layout{ks.q4, ks.f16, nb}.group(), out, ldo, w, rows, a, da, n, nb)
+}
+
+// packedRunSIMD is packedMatMulSIMD over groups of gs bytes (a layout of
+// its own: PackQ5_0's).
+func packedRunSIMD(ks *kernelSet, gs int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	cols := nb * BlockSize
-	gs := layout{ks.q4, ks.f16, nb}.group() // bytes per group
 	g := ks.g
 	ng := n / g              // full groups of activation rows
 	gb, ob := nb*40*g, nb*40 // packed bytes per activation group, per single row

@@ -54,6 +54,10 @@ func packedBytes(ws []*qmat, align int) int {
 		if !w.packed() {
 			continue // multiplied in the file's layout
 		}
+		if w.packQ5() {
+			total += roundUp(asm.PackedQ5Size(w.f16, w.rows, w.cols), align)
+			continue
+		}
 		total += roundUp(asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols), align)
 	}
 	return total
@@ -89,6 +93,12 @@ func packInto(ws []*qmat, buf []byte, align int) {
 			continue
 		}
 		if !w.packed() {
+			continue
+		}
+		if w.packQ5() {
+			n := asm.PackedQ5Size(w.f16, w.rows, w.cols)
+			w.pk = asm.PackQ5_0(buf[off:off+n:off+n], w.gb, w.rows, w.cols, w.f16)
+			off += roundUp(n, align)
 			continue
 		}
 		n := asm.PackedSize(w.packQ4(), w.f16, w.rows, w.cols)

@@ -29,7 +29,8 @@ type qmat struct {
 	// viaQ8: a Q5_0 or IQ4_NL matrix, whose integer weights fit int8: it
 	// is packed as Q8_0 (asm.Q5_0AsQ8_0, asm.IQ4_NLAsQ8_0) and multiplied
 	// by the packed kernels, the same bits as the definitions; gb still
-	// serves embedding rows.
+	// serves embedding rows. (IQ4_NL in the Q4_0 layout where packIQ4,
+	// Q5_0 in its own where packQ5: fewer bytes, the same bits.)
 	viaQ8 bool
 	// k4, k6: a Q4_K (Q6_K) matrix that the active kernel variant
 	// multiplies in the packed interleaved layout (asm.PackQ4_K into pk4,
@@ -62,6 +63,11 @@ func (w *qmat) packed() bool { return !w.blocked() || w.viaQ8 }
 // ensurePacked or CopyToHugePages), a variant chosen later multiplies it
 // too, by the definition's loop.
 func (w *qmat) packIQ4() bool { return w.viaQ8 && w.gt == quantize.GGMLIQ4_NL && asm.PacksIQ4_NL() }
+
+// packQ5 reports a Q5_0 matrix that the active kernel variant multiplies
+// in its own packed layout (asm.PackQ5_0: 5.5 bits a weight against the
+// Q8_0 form's 8.5, the same bits); asked when packing, as packIQ4 is.
+func (w *qmat) packQ5() bool { return w.viaQ8 && w.gt == quantize.GGMLQ5_0 && asm.PacksQ5_0() }
 
 // packQ4K reports a Q4_K matrix that the active kernel variant multiplies
 // in the packed interleaved layout (asm.PacksQ4_K); asked when packing, as

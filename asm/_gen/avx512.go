@@ -44,6 +44,9 @@ func (l layout) consts5() func(*asmFile) {
 	if l.iq4 {
 		return consts5IQ4
 	}
+	if l.q5 {
+		return consts5Q5
+	}
 	return consts5
 }
 
@@ -72,7 +75,7 @@ func avx512Gemv(a *asmFile, name string, l layout) {
 	a.e("\tVPBROADCASTD 36(R11), Z1")
 	a.e("\tVPXORD Z3, Z3, Z3")
 	for k := range l.chunks() {
-		off := l.quants() + 64*k
+		off := l.nibbles() + 64*k
 		acc := "Z1"
 		if k%2 != 0 {
 			acc = "Z3"
@@ -84,6 +87,7 @@ func avx512Gemv(a *asmFile, name string, l layout) {
 			a.e("\tVPANDD Z30, %s, %s", h, h)
 			l.lookup(a, lo)
 			l.lookup(a, h)
+			l.addFifth(a, k, lo, h)
 			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z1", 4*k, lo)
 			a.e("\tVPDPBUSD.BCST %d(R11), %s, Z3", 16+4*k, h)
 		} else {
@@ -126,7 +130,7 @@ func avx512Gemm(a *asmFile, name string, l layout) {
 		a.e("\tVPBROADCASTD %d(R11), Z%d", 36*g+4*i, 8+i)
 	}
 	for k := range l.chunks() {
-		off := l.quants() + 64*k
+		off := l.nibbles() + 64*k
 		if l.q4 {
 			lo, h := zmm(16+2*(k%2)), zmm(17+2*(k%2))
 			a.e("\tVPANDD %d(SI), Z30, %s", off, lo)
@@ -134,6 +138,7 @@ func avx512Gemm(a *asmFile, name string, l layout) {
 			a.e("\tVPANDD Z30, %s, %s", h, h)
 			l.lookup(a, lo)
 			l.lookup(a, h)
+			l.addFifth(a, k, lo, h)
 			for i := range g {
 				a.e("\tVPDPBUSD.BCST %d(R11), %s, Z%d", 32*i+4*k, lo, 8+i)
 			}

@@ -28,7 +28,10 @@ const groupRows = 16
 //
 // iq4 (AVX-512 only): the Q4_0 layout holding IQ4_NL blocks, whose nibbles
 // index the codebook; the kernel looks them up (VPSHUFB) as K+128.
-type layout struct{ q4, f16, iq4 bool }
+//
+// q5 (AVX-512 only, with q4): the packed Q5_0 layout (asm/packed_q50.go):
+// per block, before the Q4_0 nibbles, 64 bytes of fifth bits (q50.go).
+type layout struct{ q4, f16, iq4, q5 bool }
 
 // quants is the offset of a block's quants from the weight pointer: after
 // the block's float32 scales, or 0 when the pointer walks the quants alone.
@@ -46,6 +49,9 @@ func (l layout) blockStride() int {
 	q := 32 * groupRows
 	if l.q4 {
 		q = 16 * groupRows
+	}
+	if l.q5 {
+		q += q5Bits
 	}
 	return l.quants() + q
 }
@@ -179,6 +185,7 @@ var files = []struct {
 		kernel{avx512Gemv, "gemvIQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}},
 		kernel{avx512Gemm, "gemm8IQ4_NLF16AVX512", layout{q4: true, f16: true, iq4: true}})},
 	{"packed_q4k_avx512_amd64.s", q4kDoc, q4kKernels()},
+	{"packed_q50_avx512_amd64.s", q50Doc, q50Kernels()},
 	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
 	{"packed_iq4xs_avx512_amd64.s", iq4xsDoc, iq4xsKernels()},
 	{"packed_q5k_avx512_amd64.s", q5kDoc, q5kKernels()},
