@@ -50,9 +50,72 @@ const (
 	iq4xsAct  = 320
 )
 
-// PacksIQ4_XS is PacksQ4_K for PackIQ4_XS's layout (AVX-512); the others
-// multiply IQ4_XS fastest by the row products (DotsRowsIQ4_XS).
-func PacksIQ4_XS() bool { return active == AVX512 }
+// The AVX2 kernels of the packed IQ4_XS layout
+// (packed_iq4xs_avx2_amd64.s): iq4xsGemmNAVX2 for N ≤ 8 activation rows
+// packed by packIQ4XSActAVX2.
+
+//go:noescape
+func iq4xsGemm1AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm2AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm3AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm4AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm5AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm6AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm7AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func iq4xsGemm8AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+var iq4xsGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){
+	nil, iq4xsGemm1AVX2, iq4xsGemm2AVX2, iq4xsGemm3AVX2, iq4xsGemm4AVX2,
+	iq4xsGemm5AVX2, iq4xsGemm6AVX2, iq4xsGemm7AVX2, iq4xsGemm8AVX2,
+}
+
+// iq4xsActAVX2 is the bytes of one superblock of one activation row for
+// the AVX2 kernels (packIQ4XSActAVX2).
+const iq4xsActAVX2 = 528
+
+// PacksIQ4_XS is PacksQ4_K for PackIQ4_XS's layout (AVX-512, AVX2); the
+// others multiply IQ4_XS fastest by the row products (DotsRowsIQ4_XS).
+func PacksIQ4_XS() bool { return active == AVX512 || active == AVX2 }
+
+// packIQ4XSActAVX2 lays the n activation rows out for the AVX2 IQ4_XS
+// kernels, in tiles of iq4xsTile rows: per tile, superblock by superblock,
+// per row 528 bytes: the 256 quants a, their magnitudes |a| as bytes (−128
+// as 0x80, 128 unsigned for VPMADDUBSW), the float32 scale da, zeros.
+func packIQ4XSActAVX2(dst []byte, a []int8, da []float32, n, nb int) {
+	cols := nb * QK
+	for i0 := 0; i0 < n; i0 += iq4xsTile {
+		m := min(iq4xsTile, n-i0)
+		for b := range nb {
+			for j := range m {
+				i := i0 + j
+				o := dst[(i0*nb+b*m+j)*iq4xsActAVX2 : (i0*nb+b*m+j+1)*iq4xsActAVX2]
+				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
+					o[k] = byte(v)
+					o[256+k] = byte(v)
+					if v < 0 {
+						o[256+k] = byte(-int(v))
+					}
+				}
+				binary.LittleEndian.PutUint32(o[512:], math.Float32bits(da[i*nb+b]))
+				clear(o[516:528])
+			}
+		}
+	}
+}
 
 // packIQ4XSAct lays the n activation rows out for the IQ4_XS kernels, in
 // tiles of iq4xsTile rows (the last one shorter): per tile, superblock by
@@ -87,6 +150,14 @@ func packIQ4XSAct(dst []byte, a []int8, da []float32, n, nb int) {
 }
 
 func packedIQ4XSMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
+	if active == AVX2 {
+		sp := getScratch(n * nb * iq4xsActAVX2)
+		act := *sp
+		packIQ4XSActAVX2(act, a, da, n, nb)
+		packedKRun(iq4xsGemmsAVX2[:], iq4xsTile, iq4xsActAVX2, nb*iq4xsSuper, out, ldo, w, rows, act, n, nb)
+		scratchPool.Put(sp)
+		return
+	}
 	if active != AVX512 {
 		packedIQ4XSRef(out, ldo, w, rows, a, da, n, nb)
 		return

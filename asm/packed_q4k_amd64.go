@@ -45,25 +45,49 @@ var q4kGemms = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *b
 // q4kTile is the most activation rows one kernel call multiplies.
 const q4kTile = 8
 
+// The AVX2 kernels of the packed Q4_K layout (packed_q4k_avx2_amd64.s):
+// q4kGemmNAVX2, as q4kGemmNAVX512 for N ≤ q4kTileAVX2 activation rows.
+
+//go:noescape
+func q4kGemm1AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q4kGemm2AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q4kGemm3AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q4kGemm4AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+var q4kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){
+	nil, q4kGemm1AVX2, q4kGemm2AVX2, q4kGemm3AVX2, q4kGemm4AVX2,
+}
+
+// q4kTileAVX2 is the most activation rows one AVX2 kernel call multiplies
+// (16 YMM registers: 3 a row).
+const q4kTileAVX2 = 4
+
 // q4kAct is the bytes of one superblock of one activation row as the
 // kernels read it (packQ4KAct).
 const q4kAct = 288
 
 // PacksQ4_K reports whether the active variant has kernels for PackQ4_K's
-// layout (AVX-512); the others multiply Q4_K fastest by the row products
-// (DotsRowsQ4_K), and a packed matrix by the definition's loop.
-func PacksQ4_K() bool { return active == AVX512 }
+// layout (AVX-512, AVX2); the others multiply Q4_K fastest by the row
+// products (DotsRowsQ4_K), and a packed matrix by the definition's loop.
+func PacksQ4_K() bool { return active == AVX512 || active == AVX2 }
 
 // packQ4KAct lays the n activation rows out for the kernels, in tiles of
-// q4kTile rows (the last one shorter): per tile, superblock by superblock,
+// tile rows (q4kTile or q4kTileAVX2, the kernels' most rows a call; the
+// last tile shorter): per tile, superblock by superblock,
 // per row of the tile 288 bytes: the 256 quants, the pair sums B_s =
 // bs_2s + bs_2s+1 (s < 8) as int16, the float32 scale da, 12 bytes of zeros.
 // It reports false if a pair sum does not fit int16 (bs are then not the
 // 16-sums of int8 activations, which are at most 2048 in magnitude).
-func packQ4KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) bool {
+func packQ4KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb, tile int) bool {
 	cols := nb * QK
-	for i0 := 0; i0 < n; i0 += q4kTile {
-		m := min(q4kTile, n-i0)
+	for i0 := 0; i0 < n; i0 += tile {
+		m := min(tile, n-i0)
 		for b := range nb {
 			for j := range m {
 				i := i0 + j
@@ -89,18 +113,22 @@ func packQ4KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) bool 
 }
 
 func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
-	if active != AVX512 {
+	kern, tile := q4kGemms[:], q4kTile
+	if active == AVX2 {
+		kern, tile = q4kGemmsAVX2[:], q4kTileAVX2
+	}
+	if !PacksQ4_K() {
 		packedQ4KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
 	}
 	sp := getScratch(n * nb * q4kAct)
 	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb) {
+	if !packQ4KAct(act, a, da, bs, n, nb, tile) {
 		scratchPool.Put(sp)
 		packedQ4KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
 	}
-	packedKRun(q4kGemms[:], q4kTile, q4kAct, nb*q4kSuper, out, ldo, w, rows, act, n, nb)
+	packedKRun(kern, tile, q4kAct, nb*q4kSuper, out, ldo, w, rows, act, n, nb)
 	scratchPool.Put(sp)
 }
 
@@ -130,8 +158,27 @@ const (
 	q6kAct  = 320
 )
 
-// PacksQ6_K is PacksQ4_K for PackQ6_K's layout.
-func PacksQ6_K() bool { return active == AVX512 }
+// The AVX2 kernels of the packed Q6_K layout (packed_q6k_avx2_amd64.s):
+// q6kGemmNAVX2, as q6kGemmNAVX512 (the same tile and activations).
+
+//go:noescape
+func q6kGemm1AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm2AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm3AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q6kGemm4AVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+var q6kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){
+	nil, q6kGemm1AVX2, q6kGemm2AVX2, q6kGemm3AVX2, q6kGemm4AVX2,
+}
+
+// PacksQ6_K is PacksQ4_K for PackQ6_K's layout (AVX-512, AVX2).
+func PacksQ6_K() bool { return active == AVX512 || active == AVX2 }
 
 // packQ6KAct lays the n activation rows out for the Q6_K kernels, in tiles
 // of q6kTile rows: per tile, superblock by superblock, per row 320 bytes:
@@ -158,14 +205,18 @@ func packQ6KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) {
 }
 
 func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
-	if active != AVX512 {
+	if !PacksQ6_K() {
 		packedQ6KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
+	}
+	kern := q6kGemms[:]
+	if active == AVX2 {
+		kern = q6kGemmsAVX2[:]
 	}
 	sp := getScratch(n * nb * q6kAct)
 	act := *sp
 	packQ6KAct(act, a, da, bs, n, nb)
-	packedKRun(q6kGemms[:], q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
+	packedKRun(kern, q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
 	scratchPool.Put(sp)
 }
 

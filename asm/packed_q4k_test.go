@@ -88,12 +88,16 @@ func randQ4K(r *rand.Rand, rows, nb int, wild bool) []byte {
 
 // TestPackQ4_K: Q4_K matrices in the packed interleaved layout multiply to
 // DotQ4_K's bits with every variant (the AVX-512 kernels for 1 to 8
-// activation rows at a time and more, and the definition's loop of the
-// others), for partial groups, one to several superblocks, tame and wild
+// activation rows at a time and more, the AVX2 ones for 1 to 4, and the
+// definition's loop of the others), for partial groups, one to several superblocks, tame and wild
 // d and dmin, and activations at ±127 (largest sums).
 func TestPackQ4_K(t *testing.T) {
 	r := rand.New(rand.NewSource(24))
-	for _, c := range []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}} {
+	cases := []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}}
+	for n := 1; n <= 8; n++ { // every kernel (1..8 rows a call) on its own, partial last group
+		cases = append(cases, struct{ rows, nb, n int }{35, 2, n})
+	}
+	for _, c := range cases {
 		for _, wild := range []bool{false, true} {
 			w := randQ4K(r, c.rows, c.nb, wild)
 			x := make([]float32, c.n*c.nb*QK)

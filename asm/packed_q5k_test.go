@@ -97,7 +97,11 @@ func randQ5K(r *rand.Rand, rows, nb int, wild bool) []byte {
 // d and dmin, and activations at ±127 (largest sums).
 func TestPackQ5_K(t *testing.T) {
 	r := rand.New(rand.NewSource(24))
-	for _, c := range []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}} {
+	cases := []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}}
+	for n := 1; n <= 8; n++ { // every kernel (1..8 rows a call) on its own, partial last group
+		cases = append(cases, struct{ rows, nb, n int }{35, 2, n})
+	}
+	for _, c := range cases {
 		for _, wild := range []bool{false, true} {
 			w := randQ5K(r, c.rows, c.nb, wild)
 			x := make([]float32, c.n*c.nb*QK)

@@ -94,7 +94,11 @@ func q8kAct(r *rand.Rand, n, nb int, edge bool) ([]int8, []float32, []int16) {
 // (−128 included: the sums wrap alike in int32).
 func TestPackQ6_K(t *testing.T) {
 	r := rand.New(rand.NewSource(26))
-	for _, c := range []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}} {
+	cases := []struct{ rows, nb, n int }{{16, 1, 1}, {19, 3, 9}, {33, 2, 1}, {48, 5, 17}, {5, 2, 8}, {32, 1, 7}, {16, 4, 3}, {64, 2, 24}}
+	for n := 1; n <= 8; n++ { // every kernel (1..4 rows a call) on its own, partial last group
+		cases = append(cases, struct{ rows, nb, n int }{35, 2, n})
+	}
+	for _, c := range cases {
 		for _, wild := range []bool{false, true} {
 			w := randQ6K(r, c.rows, c.nb, wild)
 			a, da, bs := q8kAct(r, c.n, c.nb, true)

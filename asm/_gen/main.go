@@ -189,6 +189,10 @@ var files = []struct {
 	{"packed_q6k_avx512_amd64.s", q6kDoc, q6kKernels()},
 	{"packed_iq4xs_avx512_amd64.s", iq4xsDoc, iq4xsKernels()},
 	{"packed_q5k_avx512_amd64.s", q5kDoc, q5kKernels()},
+	{"packed_q4k_avx2_amd64.s", q4kAVX2Doc, q4kAVX2Kernels()},
+	{"packed_q6k_avx2_amd64.s", q6kAVX2Doc, q6kAVX2Kernels()},
+	{"packed_iq4xs_avx2_amd64.s", iq4xsAVX2Doc, iq4xsAVX2Kernels()},
+	{"packed_q5k_avx2_amd64.s", q5kAVX2Doc, q5kAVX2Kernels()},
 }
 
 func main() {

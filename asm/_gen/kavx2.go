@@ -1,0 +1,581 @@
+package main
+
+import "fmt"
+
+// The AVX2 kernels of the packed interleaved K-quant layouts
+// (asm/packed_q4k.go …): the layouts and activation packing of the AVX-512
+// kernels, a group of 16 rows taken as two halves of 8 dword lanes (rows
+// 0..7 at byte 0 of each 64-byte chunk of quants, rows 8..15 at byte 32),
+// one half after the other over all superblocks.
+
+const q4kAVX2Doc = `// The products of the packed interleaved Q4_K layout (asm/packed_q4k.go,
+// PackQ4_K), AVX2:
+//
+//	func q4kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..4 activation rows, arguments and act as q4kGemmNAVX512's
+// (packed_q4k_avx512_amd64.s; act by packQ4KAct). A group's 16 rows are
+// taken as two halves of 8 dword lanes, one after the other over all
+// superblocks (rows 0..7 at byte 0 of each 64-byte chunk, rows 8..15 at
+// byte 32). Per 64 elements t (sub-blocks 2t and 2t+1) each 32-byte chunk
+// is split into its low nibbles (0x0F) and high nibbles (shift 4, 0x0F),
+// then VPMADDUBSW (unsigned nibble × signed activation, pairs summed into
+// int16: at most 2·15·128 = 3840, no saturation) with the row's four
+// activations broadcast, added as int16 over the sub-block's 8 chunks (at
+// most 8·3840 = 30720, no wrap); VPMADDWD by the lane's scale in both words
+// (VPMOVZXBD, shift, or) gives sc·(both int16 sums) in int32, exact, added
+// into isum. msum: VPMADDWD of the mins (word pairs per lane) with the
+// broadcast pair sums, exact. Then DotQ4_K's float32 steps per lane, in its
+// order: acc = acc + (d·da)·float32(isum), acc = acc − (dmin·da)·float32(msum)
+// (VMULPS, VADDPS, VSUBPS; no FMA), acc held in out, +0 before the first
+// superblock.
+`
+
+// q4kAVX2Kernels lists q4kGemm1AVX2 … q4kGemm4AVX2.
+func q4kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 4; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q4kGemmAVX2(a, name, n) }, fmt.Sprintf("q4kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// kavx2Head starts a packed K-quant AVX2 kernel: DX the group's outputs, R8
+// ldo in bytes, SI the group's weights, CX the groups left, R10 nb, R11 act;
+// Y15 the mask 0x0F.
+func kavx2Head(a *asmFile, name string) {
+	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
+	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.e("\tMOVQ out+0(FP), DX")
+	a.e("\tMOVQ ldo+8(FP), R8")
+	a.e("\tSHLQ $2, R8")
+	a.e("\tMOVQ w+16(FP), SI")
+	a.e("\tMOVQ ngroups+24(FP), CX")
+	a.e("\tMOVQ nb+32(FP), R10")
+	a.e("\tMOVQ act+40(FP), R11")
+	a.e("\tMOVL $0x0f0f0f0f, AX")
+	a.e("\tMOVQ AX, X15")
+	a.e("\tVPBROADCASTD X15, Y15")
+	a.e("%s_group:", name)
+}
+
+// kavx2Half starts half h of a group: its n output rows cleared (+0), DI
+// the first superblock's activations, R12 the group's weights, BX the
+// superblocks left.
+func kavx2Half(a *asmFile, name string, h, n int) {
+	a.e("\tVXORPS Y0, Y0, Y0")
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVMOVUPS Y0, %d(AX)", 32*h)
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
+		}
+	}
+	a.e("\tMOVQ R11, DI")
+	a.e("\tMOVQ SI, R12")
+	a.e("\tMOVQ R10, BX")
+	a.e("%s_super%d:", name, h)
+}
+
+// kavx2Next ends the superblock loop of half h (the weights R12 and the
+// activations DI advance by a superblock: super and n·act bytes) and, after
+// the second half, the group (SI at the next group, the outputs DX by 16
+// floats) and the function.
+func kavx2Next(a *asmFile, name string, h, n, super, act int) {
+	a.e("\tADDQ $%d, R12", super)
+	a.e("\tADDQ $%d, DI", n*act)
+	a.e("\tDECQ BX")
+	a.e("\tJNZ %s_super%d", name, h)
+	if h == 0 {
+		return
+	}
+	a.e("\tMOVQ R12, SI")
+	a.e("\tADDQ $64, DX")
+	a.e("\tDECQ CX")
+	a.e("\tJNZ %s_group", name)
+	a.e("\tVZEROUPPER")
+	a.e("\tRET")
+	a.e("")
+}
+
+// bothWords sets Y<reg> to the 8 bytes at mem zero-extended into dwords with
+// the value in both words (tmp a temporary): VPMADDWD's multiplier of both
+// int16 sums of a lane.
+func bothWords(a *asmFile, mem string, reg, tmp int) {
+	a.e("\tVPMOVZXBD %s, Y%d", mem, reg)
+	a.e("\tVPSLLD $16, Y%d, Y%d", reg, tmp)
+	a.e("\tVPOR Y%d, Y%d, Y%d", tmp, reg, reg)
+}
+
+// q4kGemmAVX2 writes the Q4_K kernel for n ≤ 4 activation rows. Per half:
+// Y12 a chunk (then its high nibbles), Y13 its low nibbles, Y14 a
+// temporary, Yi and Y4+i the int16 sums of sub-blocks 2t and 2t+1 of row i
+// (then the mins and msum in Yi), Y8+i isum of row i.
+func q4kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	for h := range 2 {
+		kavx2Half(a, name, h, n)
+		for t := range 4 {
+			for k := range 8 {
+				a.e("\tVMOVDQU %d(R12), Y12", q4kQs+64*(8*t+k)+32*h)
+				a.e("\tVPAND Y15, Y12, Y13")
+				a.e("\tVPSRLW $4, Y12, Y12")
+				a.e("\tVPAND Y15, Y12, Y12")
+				for i := range n {
+					for hi, w := range []int{13, 12} {
+						acc := i + 4*hi
+						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
+						if k == 0 {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+						} else {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+						}
+					}
+				}
+			}
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 12, 14)
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 13, 14)
+			for i := range n {
+				a.e("\tVPMADDWD Y12, Y%d, Y%d", i, i)
+				a.e("\tVPMADDWD Y13, Y%d, Y%d", 4+i, 4+i)
+				if t == 0 {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, i, 8+i)
+				} else {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", i, 8+i, 8+i)
+					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, 8+i, 8+i)
+				}
+			}
+		}
+		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y4+j.
+		for j := range 4 {
+			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 4+j)
+		}
+		for i := range n {
+			for j := range 4 {
+				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y14, Y4, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y14, Y%d, Y14", 4+j)
+					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		// The float steps.
+		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
+		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
+			a.e("\tVMULPS Y14, Y12, Y4")
+			a.e("\tVCVTDQ2PS Y%d, Y5", 8+i)
+			a.e("\tVMULPS Y5, Y4, Y4")
+			a.e("\tVMOVUPS %d(AX), Y6", 32*h)
+			a.e("\tVADDPS Y4, Y6, Y6")
+			a.e("\tVMULPS Y14, Y13, Y4")
+			a.e("\tVCVTDQ2PS Y%d, Y5", i)
+			a.e("\tVMULPS Y5, Y4, Y4")
+			a.e("\tVSUBPS Y4, Y6, Y6")
+			a.e("\tVMOVUPS Y6, %d(AX)", 32*h)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, h, n, q4kSuper, q4kAct)
+	}
+}
+
+const q6kAVX2Doc = `// The products of the packed interleaved Q6_K layout (asm/packed_q6k.go,
+// PackQ6_K), AVX2:
+//
+//	func q6kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..4 activation rows, arguments and act as q6kGemmNAVX512's
+// (packed_q6k_avx512_amd64.s; act by packQ6KAct). A group's 16 rows are two
+// halves of 8 dword lanes, one after the other over all superblocks. Per
+// sub-block s = 8h + 2g + kh (its 16 elements in the 4 units 8h + 4kh …+3,
+// element set g): per unit the 6-bit quants of set g, formed per byte from
+// its nibble of A or B (shift, 0x0F) and its two bits of C (shift, 0x30),
+// then VPMADDUBSW (unsigned quant × signed activation, pairs into int16: at
+// most 2·63·128 = 16128, no saturation) with the row's four activations
+// broadcast; two units added as int16 (at most 32256, no wrap), then
+// VPMADDWD by the lane's int8 scale in both words (VPMOVSXBW of the scale
+// pairs, shifts, or): sc·(the sums) in int32, exact, added into isum. corr
+// = Σ sc·bs by VPMADDWD of the scale pairs with the broadcast bs pairs;
+// isum − 32·corr, every step in int32 as DotQ6_K (wrapping alike). Then
+// DotQ6_K's float32 step per lane: acc = acc + (d·da)·float32(isum), acc
+// held in out, +0 before the first superblock.
+`
+
+// q6kAVX2Kernels lists q6kGemm1AVX2 … q6kGemm4AVX2.
+func q6kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 4; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q6kGemmAVX2(a, name, n) }, fmt.Sprintf("q6kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// q6kQuantsAVX2 sets Y13 to the 6-bit quants of element set g of the unit
+// at base (its A, B, C parts at +0, +64, +128; rh the row half's 32 bytes),
+// Y12 a temporary; Y15 holds 0x0F, Y14 0x30.
+func q6kQuantsAVX2(a *asmFile, base, rh, g int) {
+	nib := base + 32*rh // A
+	if g%2 == 1 {
+		nib += 64 // B
+	}
+	c := base + 128 + 32*rh
+	if g < 2 { // the low nibble
+		a.e("\tVPAND %d(R12), Y15, Y13", nib)
+	} else {
+		a.e("\tVMOVDQU %d(R12), Y13", nib)
+		a.e("\tVPSRLW $4, Y13, Y13")
+		a.e("\tVPAND Y15, Y13, Y13")
+	}
+	// Bits 2g, 2g+1 of C to bits 4, 5.
+	switch sh := 4 - 2*g; {
+	case sh == 0:
+		a.e("\tVPAND %d(R12), Y14, Y12", c)
+	case sh > 0:
+		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVPSLLW $%d, Y12, Y12", sh)
+		a.e("\tVPAND Y14, Y12, Y12")
+	default:
+		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVPSRLW $%d, Y12, Y12", -sh)
+		a.e("\tVPAND Y14, Y12, Y12")
+	}
+	a.e("\tVPOR Y12, Y13, Y13")
+}
+
+// q6kGemmAVX2 writes the Q6_K kernel for n ≤ 4 activation rows. Per half:
+// Y13 a unit's quants (then scale pairs, d), Y12 and Y11 temporaries, Y10
+// the sub-block's scale in both words, Yi the int16 sums of row i (then
+// corr), Y4+i isum of row i.
+func q6kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	a.e("\tMOVL $0x30303030, AX")
+	a.e("\tMOVQ AX, X14")
+	a.e("\tVPBROADCASTD X14, Y14")
+	for rh := range 2 {
+		kavx2Half(a, name, rh, n)
+		for h := range 2 {
+			for kh := range 2 {
+				for g := range 4 {
+					// The scale of sub-block 8h + 2g + kh: pair 4h + g, its low
+					// (kh = 0) or high word, in both words.
+					a.e("\tVPMOVSXBW %d(R12), Y10", q6kScp+32*(4*h+g)+16*rh)
+					if kh == 0 {
+						a.e("\tVPSLLD $16, Y10, Y12")
+						a.e("\tVPSRLD $16, Y12, Y10")
+					} else {
+						a.e("\tVPSRLD $16, Y10, Y10")
+						a.e("\tVPSLLD $16, Y10, Y12")
+					}
+					a.e("\tVPOR Y12, Y10, Y10")
+					for p := range 2 {
+						for u := range 2 {
+							k := 4*kh + 2*p + u
+							q6kQuantsAVX2(a, q6kQs+192*(8*h+k), rh, g)
+							for i := range n {
+								a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+128*h+32*g+4*k)
+								if u == 0 {
+									a.e("\tVPMADDUBSW Y11, Y13, Y%d", i)
+								} else {
+									a.e("\tVPMADDUBSW Y11, Y13, Y11")
+									a.e("\tVPADDW Y11, Y%d, Y%d", i, i)
+								}
+							}
+						}
+						for i := range n {
+							a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+							if h == 0 && kh == 0 && g == 0 && p == 0 {
+								a.e("\tVMOVDQA Y%d, Y%d", i, 4+i)
+							} else {
+								a.e("\tVPADDD Y%d, Y%d, Y%d", i, 4+i, 4+i)
+							}
+						}
+					}
+				}
+			}
+		}
+		// corr = Σ sc·bs in Yi; isum − 32·corr.
+		for j := range 8 {
+			a.e("\tVPMOVSXBW %d(R12), Y13", q6kScp+32*j+16*rh)
+			for i := range n {
+				a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+q6kActBs+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y11, Y13, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y11, Y13, Y11")
+					a.e("\tVPADDD Y11, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVPSLLD $5, Y%d, Y%d", i, i)
+			a.e("\tVPSUBD Y%d, Y%d, Y%d", i, 4+i, 4+i)
+			a.e("\tVBROADCASTSS %d(DI), Y11", i*q6kAct+q6kActDa)
+			a.e("\tVMULPS Y11, Y13, Y12")
+			a.e("\tVCVTDQ2PS Y%d, Y10", 4+i)
+			a.e("\tVMULPS Y10, Y12, Y12")
+			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
+			a.e("\tVADDPS Y12, Y10, Y10")
+			a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
+	}
+}
+
+// iq4xsActAVX2 is the bytes of one superblock of one activation row as
+// packIQ4XSActAVX2 lays them out: the 256 int8 quants, their 256 magnitudes
+// |a| (−128 as 0x80: 128 unsigned), the float32 scale, padding.
+const (
+	iq4xsActAVX2    = 528
+	iq4xsActAVX2Abs = 256
+	iq4xsActAVX2Da  = 512
+)
+
+// codebook is the IQ4_NL/IQ4_XS codebook as signed bytes, the low and high
+// 8 as two little-endian quadwords.
+func codebook() (lo, hi uint64) {
+	for j := 7; j >= 0; j-- {
+		lo = lo<<8 | uint64(byte(int8(kvaluesIQ4[j])))
+		hi = hi<<8 | uint64(byte(int8(kvaluesIQ4[j+8])))
+	}
+	return lo, hi
+}
+
+const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
+// (asm/packed_iq4xs.go, PackIQ4_XS), AVX2:
+//
+//	func iq4xsGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..8 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s)
+// with act laid out by packIQ4XSActAVX2 (per superblock, per row: 256
+// quants a, their magnitudes |a| (−128 as 128 unsigned), the float32 scale;
+// 528 bytes). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
+// signed codebook K (VPSHUFB, in each 128-bit lane); VPMADDUBSW multiplies
+// the unsigned |a| by K·sign(a) (VPSIGNB; |K| ≤ 127, so no −128 arises),
+// pairs into int16 at most 2·128·127 = 32512 (no saturation, for any int8
+// a, −128 too), and VPMADDWD by the lane's int8 scale in both words gives
+// sc·(the two products) in int32, exact, added into isum. Then DotIQ4_XS's
+// float32 step per lane: acc = acc + (d·da)·float32(isum), acc held in out,
+// +0 before the first superblock.
+`
+
+// iq4xsAVX2Kernels lists iq4xsGemm1AVX2 … iq4xsGemm8AVX2.
+func iq4xsAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 8; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { iq4xsGemmAVX2(a, name, n) }, fmt.Sprintf("iq4xsGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// iq4xsGemmAVX2 writes the IQ4_XS kernel for n ≤ 8 activation rows. Y15
+// the codebook in each lane, Y14 the mask 0x0F; per half: Y13 a chunk (then
+// its high nibbles, d), Y12 and Y11 the codebook values of its low and high
+// nibbles, Y9 the sub-block's scale in both words, Y8 and Y10 temporaries,
+// Yi isum of row i.
+func iq4xsGemmAVX2(a *asmFile, name string, n int) {
+	lo, hi := codebook()
+	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
+	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.e("\tMOVQ out+0(FP), DX")
+	a.e("\tMOVQ ldo+8(FP), R8")
+	a.e("\tSHLQ $2, R8")
+	a.e("\tMOVQ w+16(FP), SI")
+	a.e("\tMOVQ ngroups+24(FP), CX")
+	a.e("\tMOVQ nb+32(FP), R10")
+	a.e("\tMOVQ act+40(FP), R11")
+	a.e("\tMOVL $0x0f0f0f0f, AX")
+	a.e("\tMOVQ AX, X14")
+	a.e("\tVPBROADCASTD X14, Y14")
+	a.e("\tMOVQ $0x%016x, AX", lo)
+	a.e("\tMOVQ AX, X15")
+	a.e("\tMOVQ $0x%016x, AX", hi)
+	a.e("\tVPINSRQ $1, AX, X15, X15")
+	a.e("\tVINSERTI128 $1, X15, Y15, Y15")
+	a.e("%s_group:", name)
+	for rh := range 2 {
+		kavx2Half(a, name, rh, n)
+		for s := range 8 {
+			a.e("\tVPMOVSXBD %d(R12), Y9", iq4xsSc+16*s+8*rh)
+			a.e("\tVPSLLD $16, Y9, Y10")
+			a.e("\tVPSRLD $16, Y10, Y9")
+			a.e("\tVPOR Y10, Y9, Y9")
+			for k := range 4 {
+				a.e("\tVMOVDQU %d(R12), Y13", iq4xsQs+64*(4*s+k)+32*rh)
+				a.e("\tVPAND Y14, Y13, Y12")
+				a.e("\tVPSHUFB Y12, Y15, Y12")
+				a.e("\tVPSRLW $4, Y13, Y13")
+				a.e("\tVPAND Y14, Y13, Y13")
+				a.e("\tVPSHUFB Y13, Y15, Y11")
+				for nib, kv := range []int{12, 11} {
+					e := 32*s + 16*nib + 4*k
+					for i := range n {
+						a.e("\tVPBROADCASTD %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Abs+e)
+						a.e("\tVPBROADCASTD %d(DI), Y10", i*iq4xsActAVX2+e)
+						a.e("\tVPSIGNB Y10, Y%d, Y10", kv)
+						a.e("\tVPMADDUBSW Y10, Y8, Y10")
+						if s == 0 && k == 0 && nib == 0 {
+							a.e("\tVPMADDWD Y9, Y10, Y%d", i)
+						} else {
+							a.e("\tVPMADDWD Y9, Y10, Y10")
+							a.e("\tVPADDD Y10, Y%d, Y%d", i, i)
+						}
+					}
+				}
+			}
+		}
+		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Da)
+			a.e("\tVMULPS Y8, Y13, Y12")
+			a.e("\tVCVTDQ2PS Y%d, Y10", i)
+			a.e("\tVMULPS Y10, Y12, Y12")
+			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
+			a.e("\tVADDPS Y12, Y10, Y10")
+			a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, rh, n, iq4xsSuper, iq4xsActAVX2)
+	}
+}
+
+const q5kAVX2Doc = `// The products of the packed interleaved Q5_K layout (asm/packed_q5k.go,
+// PackQ5_K), AVX2:
+//
+//	func q5kGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+//
+// for N = 1..3 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s;
+// act by packQ4KAct) with the 5-bit quants: each nibble (0x0F) or'ed with
+// its fifth bit, bit s of the qh chunk shifted to bit 4 (word shift, 0x10;
+// the bits crossing a byte land on bits 0..3, cleared). VPMADDUBSW pairs at
+// most 2·31·128 = 7936, added as int16 over 4 chunks (at most 31744, no
+// wrap), then VPMADDWD by the lane's scale in both words, added into isum
+// in int32, exact; msum and the float32 steps as Q4_K's.
+`
+
+// q5kAVX2Kernels lists q5kGemm1AVX2 … q5kGemm3AVX2.
+func q5kAVX2Kernels() []kernel {
+	var ks []kernel
+	for n := 1; n <= 3; n++ {
+		ks = append(ks, kernel{func(a *asmFile, name string, _ layout) { q5kGemmAVX2(a, name, n) }, fmt.Sprintf("q5kGemm%dAVX2", n), layout{}})
+	}
+	return ks
+}
+
+// q5kBitAVX2 sets Y14 to the qh chunk at mem with bit b of each byte on bit
+// 4 and every other bit cleared (Y9 the mask 0x10).
+func q5kBitAVX2(a *asmFile, mem string, b int) {
+	a.e("\tVMOVDQU %s, Y14", mem)
+	switch {
+	case b < 4:
+		a.e("\tVPSLLW $%d, Y14, Y14", 4-b)
+	case b > 4:
+		a.e("\tVPSRLW $%d, Y14, Y14", b-4)
+	}
+	a.e("\tVPAND Y9, Y14, Y14")
+}
+
+// q5kGemmAVX2 writes the Q5_K kernel for n ≤ 3 activation rows. Y15 the
+// mask 0x0F, Y9 0x10; per half: Y12 a chunk (then its high 5-bit quants),
+// Y13 its low 5-bit quants, Y14 a temporary, Y10 and Y11 the scales of
+// sub-blocks 2t and 2t+1 in both words, Yi and Y3+i the int16 sums of row
+// i (then the mins, msum in Yi), Y6+i isum of row i.
+func q5kGemmAVX2(a *asmFile, name string, n int) {
+	kavx2Head(a, name)
+	a.e("\tMOVL $0x10101010, AX")
+	a.e("\tMOVQ AX, X9")
+	a.e("\tVPBROADCASTD X9, Y9")
+	for h := range 2 {
+		kavx2Half(a, name, h, n)
+		for t := range 4 {
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 10, 14)
+			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 11, 14)
+			for k := range 8 {
+				qh := fmt.Sprintf("%d(R12)", q5kQh+64*k+32*h)
+				a.e("\tVMOVDQU %d(R12), Y12", q5kQs+64*(8*t+k)+32*h)
+				a.e("\tVPAND Y15, Y12, Y13")
+				q5kBitAVX2(a, qh, 2*t)
+				a.e("\tVPOR Y14, Y13, Y13")
+				a.e("\tVPSRLW $4, Y12, Y12")
+				a.e("\tVPAND Y15, Y12, Y12")
+				q5kBitAVX2(a, qh, 2*t+1)
+				a.e("\tVPOR Y14, Y12, Y12")
+				for i := range n {
+					for hi, w := range []int{13, 12} {
+						acc := i + 3*hi
+						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
+						if k%4 == 0 {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+						} else {
+							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+						}
+					}
+				}
+				if k%4 != 3 {
+					continue
+				}
+				for i := range n {
+					a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+					a.e("\tVPMADDWD Y11, Y%d, Y%d", 3+i, 3+i)
+					if t == 0 && k == 3 {
+						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, i, 6+i)
+					} else {
+						a.e("\tVPADDD Y%d, Y%d, Y%d", i, 6+i, 6+i)
+						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, 6+i, 6+i)
+					}
+				}
+			}
+		}
+		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y10..Y13.
+		for j := range 4 {
+			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 10+j)
+		}
+		for i := range n {
+			for j := range 4 {
+				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
+				if j == 0 {
+					a.e("\tVPMADDWD Y14, Y10, Y%d", i)
+				} else {
+					a.e("\tVPMADDWD Y14, Y%d, Y14", 10+j)
+					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
+				}
+			}
+		}
+		// The float steps, Q4_K's.
+		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
+		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
+		a.e("\tMOVQ DX, AX")
+		for i := range n {
+			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
+			a.e("\tVMULPS Y14, Y12, Y3")
+			a.e("\tVCVTDQ2PS Y%d, Y4", 6+i)
+			a.e("\tVMULPS Y4, Y3, Y3")
+			a.e("\tVMOVUPS %d(AX), Y5", 32*h)
+			a.e("\tVADDPS Y3, Y5, Y5")
+			a.e("\tVMULPS Y14, Y13, Y3")
+			a.e("\tVCVTDQ2PS Y%d, Y4", i)
+			a.e("\tVMULPS Y4, Y3, Y3")
+			a.e("\tVSUBPS Y3, Y5, Y5")
+			a.e("\tVMOVUPS Y5, %d(AX)", 32*h)
+			if i < n-1 {
+				a.e("\tADDQ R8, AX")
+			}
+		}
+		kavx2Next(a, name, h, n, q5kSuper, q4kAct)
+	}
+}
