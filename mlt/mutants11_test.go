@@ -2,6 +2,7 @@ package mlt
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,5 +24,62 @@ func TestChatCheckOffsetInMemory(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || e.Offset != -1 || !strings.Contains(err.Error(), "outside the vocabulary") || strings.Contains(err.Error(), " at offset") {
 		t.Errorf("Validate = %v, want ML_E_FORMAT at offset -1 (no offset printed) saying the stop id is outside the vocabulary", err)
+	}
+}
+
+// fimAddedFirst is a kind 2 tokenizer whose added tokens come first, from id
+// 0, and the 256 single bytes after them (byte c is id len(added)+c), so a
+// sentinel, a stop token or BOS can be id 0.
+func fimAddedFirst(t *testing.T, bos int32, added ...string) *Tokenizer {
+	t.Helper()
+	tk := &Tokenizer{Kind: KindByteLevel, BOS: bos, EOS: -1}
+	for _, a := range added {
+		tk.Tokens = append(tk.Tokens, Token{Attr: AttrAdded, Bytes: []byte(a)})
+	}
+	for c := range 256 {
+		tk.Tokens = append(tk.Tokens, Token{Attr: AttrNormal, Bytes: []byte{byte(c)}})
+	}
+	if err := tk.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// TestFIMIdZero: id 0 is a token like any other (SPEC.md: ids are 0..n_vocab-1),
+// so a family's sentinel, a FIM stop token or BOS at id 0 counts (fim.go 74
+// `pre < 0`, `suf < 0`, 83 `id >= 0`, 130 `t.BOS >= 0` turned into `<= 0` /
+// `> 0`); a middle sentinel at id 0 is one of the fixed ids PromptWithin
+// keeps room for (127 `f.Mid >= 0`); and a suffix longer than everything
+// else fits (142's capacity, `+ len(suf)` → `-`, a negative make).
+func TestFIMIdZero(t *testing.T) {
+	tk := fimAddedFirst(t, -1, "<fim_prefix>", "<fim_suffix>", "<fim_middle>")
+	if f, ok := tk.FIM(); !ok || f.Family != "StarCoder" || f.Pre != 0 || f.Suf != 1 || f.Mid != 2 {
+		t.Errorf("prefix sentinel at 0: FIM = %+v, %v; want StarCoder 0 1 2", f, ok)
+	}
+	tk = fimAddedFirst(t, -1, "<fim_suffix>", "<fim_prefix>", "<fim_middle>")
+	if f, ok := tk.FIM(); !ok || f.Family != "StarCoder" || f.Pre != 1 || f.Suf != 0 || f.Mid != 2 {
+		t.Errorf("suffix sentinel at 0: FIM = %+v, %v; want StarCoder 1 0 2", f, ok)
+	}
+	tk = fimAddedFirst(t, -1, "<fim_pad>", "<fim_prefix>", "<fim_suffix>", "<fim_middle>")
+	if f, ok := tk.FIM(); !ok || !slices.Equal(f.Stops, []int{0}) {
+		t.Errorf("stop token at 0: FIM = %+v, %v; want Stops [0]", f, ok)
+	}
+	// BOS 0: <s> pre 'a' suf 'b' mid; bytes from 4.
+	tk = fimAddedFirst(t, 0, "<s>", "<fim_prefix>", "<fim_suffix>", "<fim_middle>")
+	f := FIM{Family: "StarCoder", Pre: 1, Suf: 2, Mid: 3}
+	if got, want := f.Prompt(tk, "a", "b", true), []int{0, 1, 4 + 'a', 2, 4 + 'b', 3}; !slices.Equal(got, want) {
+		t.Errorf("BOS 0: Prompt = %v, want %v", got, want)
+	}
+	// Empty prefix, suffix of 8 bytes: 3 sentinels + 8.
+	if got, want := f.Prompt(tk, "", "bbbbbbbb", false), []int{1, 2, 4 + 'b', 4 + 'b', 4 + 'b', 4 + 'b', 4 + 'b', 4 + 'b', 4 + 'b', 4 + 'b', 3}; !slices.Equal(got, want) {
+		t.Errorf("long suffix: Prompt = %v, want %v", got, want)
+	}
+	// Middle sentinel at 0: 3 fixed ids, limit 7 leaves room 4, the suffix gets
+	// 4/4 = 1 but has none, the prefix "abcdef" keeps its last 4.
+	tk = fimAddedFirst(t, -1, "<fim_middle>", "<fim_prefix>", "<fim_suffix>")
+	f = FIM{Family: "StarCoder", Pre: 1, Suf: 2, Mid: 0}
+	got, trimmed := f.PromptWithin(tk, "abcdef", "", false, 7)
+	if want := []int{1, 3 + 'c', 3 + 'd', 3 + 'e', 3 + 'f', 2, 0}; !trimmed || !slices.Equal(got, want) {
+		t.Errorf("middle at 0, limit 7: PromptWithin = %v, %v; want %v, true", got, trimmed, want)
 	}
 }
