@@ -2,6 +2,7 @@ package mlt
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,5 +82,47 @@ func TestFIMIdZero(t *testing.T) {
 	got, trimmed := f.PromptWithin(tk, "abcdef", "", false, 7)
 	if want := []int{1, 3 + 'c', 3 + 'd', 3 + 'e', 3 + 'f', 2, 0}; !trimmed || !slices.Equal(got, want) {
 		t.Errorf("middle at 0, limit 7: PromptWithin = %v, %v; want %v, true", got, trimmed, want)
+	}
+}
+
+// TestEmbedLimitsAndOffset: the embedding section's limits are inclusive
+// (docs/FORMATS.md: at most 256 prompts, names of 1..256 bytes, texts of at
+// most 65536; embed.go 103, 108, 110 `>` → `>=`), prompt names are sorted
+// and unique, so a name given twice is refused (114 `>=` → `>`), and an
+// error found in memory has offset -1 (185's -1).
+func TestEmbedLimitsAndOffset(t *testing.T) {
+	big := func() *Embed {
+		e := &Embed{Pooling: PoolMean}
+		for i := range MaxEmbedPrompts {
+			e.Prompts = append(e.Prompts, NamedPrompt{Name: fmt.Sprintf("p%03d", i), Text: "x"})
+		}
+		e.Prompts[0].Name = "p000" + strings.Repeat("n", MaxPromptName-4)
+		e.Prompts[1].Text = strings.Repeat("t", MaxPromptLen)
+		return e
+	}
+	tk := smallByteLevel()
+	tk.SetEmbed(big())
+	if err := tk.Validate(); err != nil {
+		t.Fatalf("embedding section at the limits: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Embed)
+		says string
+	}{
+		{"257 prompts", func(e *Embed) { e.Prompts = append(e.Prompts, NamedPrompt{Name: "q", Text: "x"}) }, "257 prompts, more than the limit 256"},
+		{"name of 257 bytes", func(e *Embed) { e.Prompts[0].Name += "n" }, "prompt 0: name length 257 out of range 1..256"},
+		{"text above 64 KiB", func(e *Embed) { e.Prompts[1].Text += "t" }, "65537 bytes, above the limit 65536"},
+		{"name twice", func(e *Embed) { e.Prompts[3].Name = e.Prompts[2].Name }, "prompt names must be sorted and unique"},
+	} {
+		tk := smallByteLevel()
+		e := big()
+		c.edit(e)
+		tk.SetEmbed(e)
+		err := tk.Validate()
+		var fe *Error
+		if !errors.As(err, &fe) || !errors.Is(err, ErrFormat) || fe.Offset != -1 || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: Validate = %v, want ML_E_FORMAT at offset -1 saying %q", c.name, err, c.says)
+		}
 	}
 }
