@@ -1,6 +1,8 @@
 package mlt
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -123,6 +125,42 @@ func TestEmbedLimitsAndOffset(t *testing.T) {
 		var fe *Error
 		if !errors.As(err, &fe) || !errors.Is(err, ErrFormat) || fe.Offset != -1 || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: Validate = %v, want ML_E_FORMAT at offset -1 saying %q", c.name, err, c.says)
+		}
+	}
+}
+
+// TestEmbedErrorPlaces: the offsets of the embedding section's parse errors,
+// from docs/FORMATS.md's layout written out: after the file of
+// smallByteLevel, the section's u32 length and u32 version, then the payload
+// (pooling byte, flags byte, u32 prompt count, prompts, default prompt).
+// Kills embed.go 128 `off-4`, 130 `len(p) < 2` → `<=`, 135 `off+1`, 141
+// `off + 2`, 158's offset and count.
+func TestEmbedErrorPlaces(t *testing.T) {
+	base := int64(len(smallByteLevel().Bytes()))
+	pay := base + 8
+	le := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	with := func(sec []byte) []byte {
+		b := smallByteLevel().Bytes()
+		binary.LittleEndian.PutUint32(b[28:], FlagEmbed)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(sec)))
+		return append(b, sec...)
+	}
+	for _, c := range []struct {
+		name string
+		sec  []byte
+		says string
+		off  int64
+	}{
+		{"version", cat(le(2), []byte{1, 0}, le(0), le(0)), "embedding section version 2 is not supported", base + 4},
+		{"two bytes", cat(le(1), []byte{1, 0}), "embedding section: prompt count: the payload ends (0 bytes left, need 4)", pay + 2},
+		{"unknown flag", cat(le(1), []byte{1, 0x80}, le(0), le(0)), "flags 0x80 has unknown bits", pay + 1},
+		{"trailing", cat(le(1), []byte{1, 0}, le(0), le(0), []byte{0, 0}), "embedding section: 2 bytes after the default prompt", pay + 10},
+	} {
+		_, err := Parse(with(c.sec))
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.says) || e.Offset != c.off {
+			t.Errorf("%s: got %v, want ML_E_FORMAT saying %q at offset %d", c.name, err, c.says, c.off)
 		}
 	}
 }
