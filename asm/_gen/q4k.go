@@ -29,7 +29,7 @@ const (
 // q4kAhead is how far ahead of SI the weights are prefetched, a line per
 // 64 bytes read, as q6kAhead for Q6_K (the hardware prefetcher alone leaves
 // gemv short of the bandwidth on the 16-row interleaved stream).
-var q4kAhead = 2 * q4kSuper
+const q4kAhead = 2 * q4kSuper
 
 const q4kDoc = `// The products of the packed interleaved Q4_K layout (asm/packed_q4k.go,
 // PackQ4_K), AVX-512 VNNI:

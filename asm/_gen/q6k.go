@@ -17,7 +17,7 @@ const (
 // q6kAhead is how far ahead of SI the weights are prefetched, a line per
 // 64 bytes read (the hardware prefetcher alone leaves gemv short of the
 // bandwidth on the 16-row interleaved stream).
-var q6kAhead = 2 * q6kSuper
+const q6kAhead = 2 * q6kSuper
 
 const q6kDoc = `// The products of the packed interleaved Q6_K layout (asm/packed_q6k.go,
 // PackQ6_K), AVX-512 VNNI:
