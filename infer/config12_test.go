@@ -1,0 +1,78 @@
+package infer
+
+import (
+	"strings"
+	"testing"
+)
+
+// cfg12 is a small valid configuration: 4 heads of 16 over dim 64, 2 KV heads.
+func cfg12() Config {
+	return Config{Dim: 64, NLayers: 2, NHeads: 4, NKVHeads: 2, HiddenDim: 128, Vocab: 10, MaxSeq: 16}
+}
+
+// TestResolveEdges: resolve at each check's edge, the expected values written
+// from the rules in its comments (sizes positive, vocab at least 3, head_dim
+// dim/n_heads when absent, yarn's attention factor 0 meaning 1, a sliding
+// window flagging every layer when the file has no flag bytes, linear layers
+// needing positive lin_* sizes).
+func TestResolveEdges(t *testing.T) {
+	zero := map[string]func(*Config){
+		"dim":        func(c *Config) { c.Dim = 0 },
+		"n_layers":   func(c *Config) { c.NLayers = 0 },
+		"n_heads":    func(c *Config) { c.NHeads = 0 },
+		"n_kv_heads": func(c *Config) { c.NKVHeads = 0 },
+		"hidden_dim": func(c *Config) { c.HiddenDim = 0 },
+		"max_seq":    func(c *Config) { c.MaxSeq = 0 },
+		"vocab 2":    func(c *Config) { c.Vocab = 2 },
+		"dim/heads":  func(c *Config) { c.Dim, c.NHeads, c.NKVHeads = 96, 5, 1 },
+		"lin_k 0": func(c *Config) {
+			c.LayerFlags = []uint8{0, flagLinear}
+			c.LinK, c.LinV, c.LinDK, c.LinDV, c.LinConv = 0, 2, 16, 16, 4
+		},
+	}
+	for name, f := range zero {
+		c := cfg12()
+		f(&c)
+		if err := c.resolve(); err == nil || !strings.HasPrefix(err.Error(), "infer: config:") {
+			t.Errorf("%s: resolve = %v, want an infer: config error", name, err)
+		}
+	}
+
+	c := cfg12()
+	c.Vocab = 3
+	if err := c.resolve(); err != nil {
+		t.Fatalf("vocab 3: %v", err)
+	}
+	if c.HeadDim != 16 || c.QDim != 64 || c.KVDim != 32 || c.RotDim != 16 || c.RopeAttnFactor != 1 {
+		t.Errorf("derived head_dim %d q_dim %d kv_dim %d rot_dim %d attn factor %g, want 16 64 32 16 1",
+			c.HeadDim, c.QDim, c.KVDim, c.RotDim, c.RopeAttnFactor)
+	}
+	if len(c.LayerFlags) != 2 || c.LayerFlags[0] != 0 || c.LayerFlags[1] != 0 || c.isSliding(0) {
+		t.Errorf("no window: flags %v, sliding %v, want [0 0] false", c.LayerFlags, c.isSliding(0))
+	}
+
+	for _, f := range []float32{0, 0.5} {
+		c := cfg12()
+		c.RopeType, c.RopeAttnFactor = ropeYarn, f
+		if err := c.resolve(); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[float32]float32{0: 1, 0.5: 0.5}[f]; c.RopeAttnFactor != want {
+			t.Errorf("yarn attention factor %g resolves to %g, want %g", f, c.RopeAttnFactor, want)
+		}
+	}
+
+	c = cfg12()
+	c.SlidingWindow = 8
+	if err := c.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if c.LayerFlags[0] != flagSliding || c.LayerFlags[1] != flagSliding || !c.isSliding(1) {
+		t.Errorf("window 8, no flags: %v, want every layer sliding", c.LayerFlags)
+	}
+	// A sliding flag without a window is not a sliding layer.
+	c = Config{LayerFlags: []uint8{flagSliding}}
+	if c.isSliding(0) {
+		t.Error("flagSliding with window 0 is sliding")
+	}
+}
