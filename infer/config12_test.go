@@ -10,6 +10,14 @@ func cfg12() Config {
 	return Config{Dim: 64, NLayers: 2, NHeads: 4, NKVHeads: 2, HiddenDim: 128, Vocab: 10, MaxSeq: 16}
 }
 
+// lin12 makes layer 1 a linear-attention layer with the given lin_* sizes.
+func lin12(k, v, dk, dv, conv int) func(*Config) {
+	return func(c *Config) {
+		c.LayerFlags = []uint8{0, flagLinear}
+		c.LinK, c.LinV, c.LinDK, c.LinDV, c.LinConv = k, v, dk, dv, conv
+	}
+}
+
 // TestResolveEdges: resolve at each check's edge, the expected values written
 // from the rules in its comments (sizes positive, vocab at least 3, head_dim
 // dim/n_heads when absent, yarn's attention factor 0 meaning 1, a sliding
@@ -25,10 +33,12 @@ func TestResolveEdges(t *testing.T) {
 		"max_seq":    func(c *Config) { c.MaxSeq = 0 },
 		"vocab 2":    func(c *Config) { c.Vocab = 2 },
 		"dim/heads":  func(c *Config) { c.Dim, c.NHeads, c.NKVHeads = 96, 5, 1 },
-		"lin_k 0": func(c *Config) {
-			c.LayerFlags = []uint8{0, flagLinear}
-			c.LinK, c.LinV, c.LinDK, c.LinDV, c.LinConv = 0, 2, 16, 16, 4
-		},
+		"lin_k 0":    lin12(0, 2, 16, 16, 4),
+		"lin_v 0":    lin12(1, 0, 16, 16, 4),
+		"lin_k_dim":  lin12(1, 2, 0, 16, 4),
+		"lin_v_dim":  lin12(1, 2, 16, 0, 4),
+		"lin_conv 0": lin12(1, 2, 16, 16, 0),
+		"lin_v 3/2":  lin12(2, 3, 16, 16, 4),
 	}
 	for name, f := range zero {
 		c := cfg12()
@@ -39,6 +49,13 @@ func TestResolveEdges(t *testing.T) {
 	}
 
 	c := cfg12()
+	lin12(1, 2, 16, 16, 4)(&c)
+	if err := c.resolve(); err != nil || !c.isLinear(1) || c.isLinear(0) || c.LinQKV() != 64 || c.LinVDim() != 32 {
+		t.Errorf("linear layer 1, lin 1/2/16/16/4: %v, linear %v %v, qkv %d (want 2·16 + 2·16 = 64), v dim %d (want 32)",
+			err, c.isLinear(0), c.isLinear(1), c.LinQKV(), c.LinVDim())
+	}
+
+	c = cfg12()
 	c.Vocab = 3
 	if err := c.resolve(); err != nil {
 		t.Fatalf("vocab 3: %v", err)
