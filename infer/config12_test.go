@@ -24,7 +24,7 @@ func lin12(k, v, dk, dv, conv int) func(*Config) {
 // window flagging every layer when the file has no flag bytes, linear layers
 // needing positive lin_* sizes).
 func TestResolveEdges(t *testing.T) {
-	zero := map[string]func(*Config){
+	bad := map[string]func(*Config){
 		"dim":        func(c *Config) { c.Dim = 0 },
 		"n_layers":   func(c *Config) { c.NLayers = 0 },
 		"n_heads":    func(c *Config) { c.NHeads = 0 },
@@ -40,7 +40,7 @@ func TestResolveEdges(t *testing.T) {
 		"lin_conv 0": lin12(1, 2, 16, 16, 0),
 		"lin_v 3/2":  lin12(2, 3, 16, 16, 4),
 	}
-	for name, f := range zero {
+	for name, f := range bad {
 		c := cfg12()
 		f(&c)
 		if err := c.resolve(); err == nil || !strings.HasPrefix(err.Error(), "infer: config:") {
@@ -68,13 +68,13 @@ func TestResolveEdges(t *testing.T) {
 		t.Errorf("no window: flags %v, sliding %v, want [0 0] false", c.LayerFlags, c.isSliding(0))
 	}
 
-	for _, f := range []float32{0, 0.5} {
+	for _, tc := range []struct{ f, want float32 }{{0, 1}, {0.5, 0.5}} {
 		c := cfg12()
-		c.RopeType, c.RopeAttnFactor = ropeYarn, f
+		c.RopeType, c.RopeAttnFactor = ropeYarn, tc.f
 		if err := c.resolve(); err != nil {
 			t.Fatal(err)
 		}
-		if want := map[float32]float32{0: 1, 0.5: 0.5}[f]; c.RopeAttnFactor != want {
+		if f, want := tc.f, tc.want; c.RopeAttnFactor != want {
 			t.Errorf("yarn attention factor %g resolves to %g, want %g", f, c.RopeAttnFactor, want)
 		}
 	}

@@ -3,8 +3,6 @@ package mlt
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,16 +15,12 @@ import (
 // insertion sort). Expected order: "p000".."p199", zero-padded so that byte
 // order is numeric order (derived by hand, not by the code under test).
 func TestMutants12ManyPrompts(t *testing.T) {
-	dir := t.TempDir()
 	prompts := map[string]string{}
 	for i := 199; i >= 0; i-- {
 		prompts[fmt.Sprintf("p%03d", i)] = fmt.Sprintf("text %d: ", i)
 	}
 	b, _ := json.Marshal(map[string]any{"prompts": prompts, "default_prompt_name": "p100"})
-	if err := os.WriteFile(filepath.Join(dir, "config_sentence_transformers.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := ReadHFEmbed(dir)
+	e, err := ReadHFEmbed(writeFiles(t, map[string]string{"config_sentence_transformers.json": string(b)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +82,7 @@ func TestMutants12ChatBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c == nil || !slices.Equal(c.StopIDs, want) {
-			t.Fatalf("got %d stop ids, want 0..%d", len(c.StopIDs), MaxChatStopIDs-1)
+			t.Fatalf("chat %+v, want stop ids 0..%d", c, MaxChatStopIDs-1)
 		}
 	})
 	t.Run("MaxChatTemplates templates", func(t *testing.T) {
@@ -101,8 +95,8 @@ func TestMutants12ChatBoundaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c == nil || len(c.Templates) != MaxChatTemplates || c.Templates[0].Name != "t00" || c.Templates[MaxChatTemplates-1].Name != "t63" {
-			t.Fatalf("chat %+v, want %d templates t00..t63", c, MaxChatTemplates)
+		if c == nil || len(c.Templates) != MaxChatTemplates || c.Templates[0].Name != "t00" || c.Templates[MaxChatTemplates-1].Name != fmt.Sprintf("t%02d", MaxChatTemplates-1) {
+			t.Fatalf("chat %+v, want %d templates t00..t%02d", c, MaxChatTemplates, MaxChatTemplates-1)
 		}
 	})
 	t.Run("template of MaxTemplateLen bytes", func(t *testing.T) {
