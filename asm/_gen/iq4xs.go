@@ -14,6 +14,10 @@ const (
 	iq4xsQs    = 192
 )
 
+// iq4xsAhead is how far ahead the weights are prefetched (prefetchLines):
+// two superblocks.
+const iq4xsAhead = 2 * iq4xsSuper
+
 // iq4xsAct is the bytes of one superblock of one activation row as
 // packIQ4XSAct lays them out: 256 int8 quants, the 8 int32 corrections
 // −128·A_s (A_s the sum of sub-block s's 32 activations), the float32
@@ -100,13 +104,16 @@ func iq4xsGemm(a *asmFile, name string, n int) {
 	}
 	a.e("\tMOVQ R10, BX")
 	a.e("%s_super:", name)
+	prefetchLines(a, "SI", iq4xsAhead, 0, iq4xsQs)
 	for s := range 8 {
 		for i := range n {
 			a.e("\tVPBROADCASTD %d(DI), Z%d", i*iq4xsAct+iq4xsActCorr+4*s, 16+i)
 			a.e("\tVPXORD Z%d, Z%d, Z%d", 24+i, 24+i, 24+i)
 		}
 		for k := range 4 {
-			a.e("\tVMOVDQU64 %d(SI), Z0", iq4xsQs+64*(4*s+k))
+			q := iq4xsQs + 64*(4*s+k)
+			prefetchLines(a, "SI", iq4xsAhead, q, q+64)
+			a.e("\tVMOVDQU64 %d(SI), Z0", q)
 			a.e("\tVPANDD Z4, Z0, Z1")
 			a.e("\tVPSRLD $4, Z0, Z2")
 			a.e("\tVPANDD Z4, Z2, Z2")

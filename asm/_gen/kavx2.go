@@ -115,8 +115,14 @@ func q4kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name)
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
+		if h == 0 {
+			prefetchLines(a, "R12", q4kAhead, 0, q4kQs)
+		}
 		for t := range 4 {
 			for k := range 8 {
+				if h == 0 {
+					prefetchLines(a, "R12", q4kAhead, q4kQs+64*(8*t+k), q4kQs+64*(8*t+k)+64)
+				}
 				a.e("\tVMOVDQU %d(R12), Y12", q4kQs+64*(8*t+k)+32*h)
 				a.e("\tVPAND Y15, Y12, Y13")
 				a.e("\tVPSRLW $4, Y12, Y12")
@@ -260,6 +266,9 @@ func q6kGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tVPBROADCASTD X14, Y14")
 	for rh := range 2 {
 		kavx2Half(a, name, rh, n)
+		if rh == 0 {
+			prefetchLines(a, "R12", q6kAhead, 0, q6kQs)
+		}
 		for h := range 2 {
 			for kh := range 2 {
 				for g := range 4 {
@@ -277,6 +286,10 @@ func q6kGemmAVX2(a *asmFile, name string, n int) {
 					for p := range 2 {
 						for u := range 2 {
 							k := 4*kh + 2*p + u
+							if rh == 0 && g == 0 {
+								base := q6kQs + 192*(8*h+k)
+								prefetchLines(a, "R12", q6kAhead, base, base+192)
+							}
 							q6kQuantsAVX2(a, q6kQs+192*(8*h+k), rh, g)
 							for i := range n {
 								a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+128*h+32*g+4*k)
@@ -406,12 +419,19 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("%s_group:", name)
 	for rh := range 2 {
 		kavx2Half(a, name, rh, n)
+		if rh == 0 {
+			prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
+		}
 		for s := range 8 {
 			a.e("\tVPMOVSXBD %d(R12), Y9", iq4xsSc+16*s+8*rh)
 			a.e("\tVPSLLD $16, Y9, Y10")
 			a.e("\tVPSRLD $16, Y10, Y9")
 			a.e("\tVPOR Y10, Y9, Y9")
 			for k := range 4 {
+				if rh == 0 {
+					q := iq4xsQs + 64*(4*s+k)
+					prefetchLines(a, "R12", iq4xsAhead, q, q+64)
+				}
 				a.e("\tVMOVDQU %d(R12), Y13", iq4xsQs+64*(4*s+k)+32*rh)
 				a.e("\tVPAND Y14, Y13, Y12")
 				a.e("\tVPSHUFB Y12, Y15, Y12")
@@ -501,11 +521,17 @@ func q5kGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tVPBROADCASTD X9, Y9")
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
+		if h == 0 {
+			prefetchLines(a, "R12", q5kAhead, 0, q5kQs)
+		}
 		for t := range 4 {
 			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 10, 14)
 			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 11, 14)
 			for k := range 8 {
 				qh := fmt.Sprintf("%d(R12)", q5kQh+64*k+32*h)
+				if h == 0 {
+					prefetchLines(a, "R12", q5kAhead, q5kQs+64*(8*t+k), q5kQs+64*(8*t+k)+64)
+				}
 				a.e("\tVMOVDQU %d(R12), Y12", q5kQs+64*(8*t+k)+32*h)
 				a.e("\tVPAND Y15, Y12, Y13")
 				q5kBitAVX2(a, qh, 2*t)

@@ -266,6 +266,17 @@ func gemmHead(a *asmFile, name string, consts func(*asmFile)) {
 	a.e("\tMOVQ act+40(FP), R8")
 }
 
+// prefetchLines prefetches the 64-byte lines at offsets from, from+64, …
+// below to of the superblock ahead bytes past reg: the packed K-quant
+// kernels call it as they read each line, two superblocks ahead (the
+// hardware prefetcher alone leaves gemv short of the bandwidth on their
+// 16-row interleaved streams).
+func prefetchLines(a *asmFile, reg string, ahead, from, to int) {
+	for l := from; l < to; l += 64 {
+		a.e("\tPREFETCHT0 %d(%s)", ahead+l, reg)
+	}
+}
+
 // prefetchAhead prefetches the block four ahead of SI's, a line at a time
 // (and the binary16 scales four blocks ahead of AX's).
 func prefetchAhead(a *asmFile, l layout) {

@@ -26,9 +26,8 @@ const (
 	q4kActDa = 272
 )
 
-// q4kAhead is how far ahead of SI the weights are prefetched, a line per
-// 64 bytes read, as q6kAhead for Q6_K (the hardware prefetcher alone leaves
-// gemv short of the bandwidth on the 16-row interleaved stream).
+// q4kAhead is how far ahead the weights are prefetched (prefetchLines):
+// two superblocks.
 const q4kAhead = 2 * q4kSuper
 
 const q4kDoc = `// The products of the packed interleaved Q4_K layout (asm/packed_q4k.go,
@@ -93,16 +92,14 @@ func q4kGemm(a *asmFile, name string, n int) {
 	}
 	a.e("\tMOVQ R10, BX")
 	a.e("%s_super:", name)
-	for l := 0; l < q4kQs; l += 64 {
-		a.e("\tPREFETCHT0 %d(SI)", q4kAhead+l)
-	}
+	prefetchLines(a, "SI", q4kAhead, 0, q4kQs)
 	for t := range 4 {
 		for i := range n {
 			a.e("\tVPXORD Z%d, Z%d, Z%d", 16+i, 16+i, 16+i)
 			a.e("\tVPXORD Z%d, Z%d, Z%d", 24+i, 24+i, 24+i)
 		}
 		for k := range 8 {
-			a.e("\tPREFETCHT0 %d(SI)", q4kAhead+q4kQs+64*(8*t+k))
+			prefetchLines(a, "SI", q4kAhead, q4kQs+64*(8*t+k), q4kQs+64*(8*t+k)+64)
 			a.e("\tVMOVDQU64 %d(SI), Z0", q4kQs+64*(8*t+k))
 			a.e("\tVPANDD Z5, Z0, Z1")
 			a.e("\tVPANDD Z6, Z0, Z2")

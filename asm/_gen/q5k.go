@@ -15,6 +15,10 @@ const (
 	q5kQs    = 832
 )
 
+// q5kAhead is how far ahead the weights are prefetched (prefetchLines):
+// two superblocks.
+const q5kAhead = 2 * q5kSuper
+
 const q5kDoc = `// The products of the packed interleaved Q5_K layout (asm/packed_q5k.go,
 // PackQ5_K), AVX-512 VNNI:
 //
@@ -86,6 +90,7 @@ func q5kGemm(a *asmFile, name string, n int) {
 	}
 	a.e("\tMOVQ R10, BX")
 	a.e("%s_super:", name)
+	prefetchLines(a, "SI", q5kAhead, 0, q5kQs)
 	for t := range 4 {
 		for i := range n {
 			a.e("\tVPXORD Z%d, Z%d, Z%d", 16+i, 16+i, 16+i)
@@ -93,6 +98,7 @@ func q5kGemm(a *asmFile, name string, n int) {
 		}
 		for k := range 8 {
 			qh := fmt.Sprintf("%d(SI)", q5kQh+64*k)
+			prefetchLines(a, "SI", q5kAhead, q5kQs+64*(8*t+k), q5kQs+64*(8*t+k)+64)
 			a.e("\tVMOVDQU64 %d(SI), Z0", q5kQs+64*(8*t+k))
 			qhBitTo4(a, 2*t, qh, "Z1")
 			a.e("\tVPTERNLOGD $0xd8, Z5, Z0, Z1") // Z1 = 0x0F ? Z0 : Z1

@@ -14,9 +14,8 @@ const (
 	q6kActDa = 288
 )
 
-// q6kAhead is how far ahead of SI the weights are prefetched, a line per
-// 64 bytes read (the hardware prefetcher alone leaves gemv short of the
-// bandwidth on the 16-row interleaved stream).
+// q6kAhead is how far ahead the weights are prefetched (prefetchLines):
+// two superblocks.
 const q6kAhead = 2 * q6kSuper
 
 const q6kDoc = `// The products of the packed interleaved Q6_K layout (asm/packed_q6k.go,
@@ -80,9 +79,7 @@ func q6kGemm(a *asmFile, name string, n int) {
 	for i := range n {
 		a.e("\tVPXORD Z%d, Z%d, Z%d", 8+i, 8+i, 8+i)
 	}
-	for l := 0; l < q6kQs; l += 64 {
-		a.e("\tPREFETCHT0 %d(SI)", q6kAhead+l)
-	}
+	prefetchLines(a, "SI", q6kAhead, 0, q6kQs)
 	for h := range 2 {
 		for kh := range 2 {
 			for i := range n {
@@ -93,9 +90,7 @@ func q6kGemm(a *asmFile, name string, n int) {
 			}
 			for k := 4 * kh; k < 4*kh+4; k++ {
 				base := q6kQs + 192*(8*h+k)
-				for l := 0; l < 192; l += 64 {
-					a.e("\tPREFETCHT0 %d(SI)", q6kAhead+base+l)
-				}
+				prefetchLines(a, "SI", q6kAhead, base, base+192)
 				a.e("\tVMOVDQU64 %d(SI), Z0", base)
 				a.e("\tVMOVDQU64 %d(SI), Z1", base+64)
 				a.e("\tVMOVDQU64 %d(SI), Z2", base+128)
