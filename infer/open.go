@@ -98,13 +98,11 @@ func (s fileSource) mat(name string, rows, cols int) (qmat, error) {
 			return qmat{}, fmt.Errorf("infer: tensor %q: %d block bytes do not fit %v %d×%d", name, len(t.Q), t.Type, rows, cols)
 		}
 		if w.gt == quantize.GGMLQ5_0 || w.gt == quantize.GGMLIQ4_NL {
-			// Packed as Q8_0 at the first product; binary16 scales there
-			// when every d survives the round trip (NaN payloads may not).
+			// Packed as Q8_0 at the first product, with binary16 scales:
+			// each d is a block's binary16 widened exactly (asm.F16ToF32),
+			// which asm.ScalesFitF16 accepts for all 65536 values, NaN
+			// payloads included (their low 13 bits are zero).
 			w.viaQ8, w.f16 = true, true
-			bb := w.gt.BlockBytes()
-			for o := 0; o < len(w.gb) && w.f16; o += bb {
-				w.f16 = asm.ScalesFitF16([]float32{asm.F16ToF32(uint16(w.gb[o]) | uint16(w.gb[o+1])<<8)})
-			}
 		}
 		return w, nil
 	}
