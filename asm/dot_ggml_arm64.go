@@ -90,12 +90,84 @@ func q5kIsumK(k Kernel, qs, qh []byte, a []int8, sc *[8]int32) int32 {
 	return q5kIsumGeneric(qs, qh, a, sc)
 }
 
-// The block sums of 32 (Q5_0, IQ4_NL, Q4_1): no arm64 kernel yet, the twins.
+// The block-sum kernels of the blocks of 32 (Q5_0, IQ4_NL, Q4_1) are their
+// *SumsGeneric twins over nb ≥ 1 blocks: w points to nb blocks of the row
+// (22, 18 or 20 bytes each), a to 32·nb activations (any int8), p to nb
+// int32 (Q4_1: 2·nb, p then t per block), which they write.
 
-func q5_0Sums(w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
-func iq4nlSums(w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
-func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
+//go:noescape
+func q5_0SumsDotProd(w *byte, a *int8, nb int, p *int32)
 
-func q5_0SumsK(_ Kernel, w []byte, a []int8, p []int32)  { q5_0SumsGeneric(w, a, p) }
-func iq4nlSumsK(_ Kernel, w []byte, a []int8, p []int32) { iq4nlSumsGeneric(w, a, p) }
-func q4_1SumsK(_ Kernel, w []byte, a []int8, pt []int32) { q4_1SumsGeneric(w, a, pt) }
+//go:noescape
+func q5_0SumsNEON(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func iq4nlSumsDotProd(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func iq4nlSumsNEON(w *byte, a *int8, nb int, p *int32)
+
+//go:noescape
+func q4_1SumsDotProd(w *byte, a *int8, nb int, pt *int32)
+
+//go:noescape
+func q4_1SumsNEON(w *byte, a *int8, nb int, pt *int32)
+
+func q5_0Sums(w []byte, a []int8, p []int32)  { q5_0SumsK(active, w, a, p) }
+func iq4nlSums(w []byte, a []int8, p []int32) { iq4nlSumsK(active, w, a, p) }
+func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsK(active, w, a, pt) }
+
+// sums32 checks the lengths of a block-sum call (nb blocks of bb bytes, per
+// int32 outputs per block) and returns nb.
+func sums32(w []byte, a []int8, p []int32, bb, per int) int {
+	nb := len(p) / per
+	if len(p)%per != 0 || len(w) != nb*bb || len(a) != nb*BlockSize {
+		panic("asm: ggml block sums: lengths")
+	}
+	return nb
+}
+
+func q5_0SumsK(k Kernel, w []byte, a []int8, p []int32) {
+	nb := sums32(w, a, p, 22, 1)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case DotProd, I8MM:
+		q5_0SumsDotProd(&w[0], &a[0], nb, &p[0])
+	case NEON:
+		q5_0SumsNEON(&w[0], &a[0], nb, &p[0])
+	default:
+		q5_0SumsGeneric(w, a, p)
+	}
+}
+
+func iq4nlSumsK(k Kernel, w []byte, a []int8, p []int32) {
+	nb := sums32(w, a, p, 18, 1)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case DotProd, I8MM:
+		iq4nlSumsDotProd(&w[0], &a[0], nb, &p[0])
+	case NEON:
+		iq4nlSumsNEON(&w[0], &a[0], nb, &p[0])
+	default:
+		iq4nlSumsGeneric(w, a, p)
+	}
+}
+
+func q4_1SumsK(k Kernel, w []byte, a []int8, pt []int32) {
+	nb := sums32(w, a, pt, 20, 2)
+	if nb == 0 {
+		return
+	}
+	switch k {
+	case DotProd, I8MM:
+		q4_1SumsDotProd(&w[0], &a[0], nb, &pt[0])
+	case NEON:
+		q4_1SumsNEON(&w[0], &a[0], nb, &pt[0])
+	default:
+		q4_1SumsGeneric(w, a, pt)
+	}
+}

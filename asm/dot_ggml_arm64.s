@@ -27,6 +27,21 @@ DATA iq4cb<>+0(SB)/8, $0xF6EADDCFBFAD9881
 DATA iq4cb<>+8(SB)/8, $0x7159453526190D01
 GLOBL iq4cb<>(SB), RODATA|NOPTR, $16
 
+// Q5_0's high bits: TBL indexes of qh's byte of each element (0-15, 16-31),
+// then the bit of each element in its byte, for CMTST.
+DATA q5hb<>+0(SB)/8, $0x0000000000000000
+DATA q5hb<>+8(SB)/8, $0x0101010101010101
+DATA q5hb<>+16(SB)/8, $0x0202020202020202
+DATA q5hb<>+24(SB)/8, $0x0303030303030303
+DATA q5hb<>+32(SB)/8, $0x8040201008040201
+DATA q5hb<>+40(SB)/8, $0x8040201008040201
+GLOBL q5hb<>(SB), RODATA|NOPTR, $48
+// SADALP Vd.4S, Vn.8H: Vd += the sums of adjacent int16 pairs
+#define SADALP(d, n) WORD $(0x4E606800 | ((n)<<5) | (d))
+// SADDLP Vd.8H, Vn.16B and SADALP Vd.8H, Vn.16B: adjacent int8 pairs, as int16
+#define SADDLPB(d, n) WORD $(0x4E202800 | ((n)<<5) | (d))
+#define SADALPB(d, n) WORD $(0x4E206800 | ((n)<<5) | (d))
+
 // func q4kIsumDotProd(qs *byte, a *int8, sc *[8]int32) int32
 TEXT ·q4kIsumDotProd(SB), NOSPLIT, $0-28
 	MOVD qs+0(FP), R0
@@ -429,6 +444,101 @@ TEXT ·q5kIsumDotProd(SB), NOSPLIT, $0-36
 	VADDV V2.S4, V2
 	VMOV V2.S[0], R9
 	MOVW R9, ret+32(FP)
+	RET
+
+// func q5_0SumsDotProd(w *byte, a *int8, nb int, p *int32)
+TEXT ·q5_0SumsDotProd(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD p+24(FP), R3
+	ADD $6, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $22, R6
+	VMOVI $15, V31.B16
+	VMOVI $16, V30.B16
+	MOVD $q5hb<>(SB), R4
+	VLD1 (R4), [V26.B16, V27.B16, V28.B16]
+block:
+	MOVWU -4(R5), R7  // qh
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	VDUP R7, V24.S4
+	VTBL V26.B16, [V24.B16], V22.B16
+	VTBL V27.B16, [V24.B16], V23.B16
+	VCMTST V28.B16, V22.B16, V22.B16
+	VCMTST V28.B16, V23.B16, V23.B16
+	VAND V30.B16, V22.B16, V22.B16
+	VAND V30.B16, V23.B16, V23.B16
+	VORR V22.B16, V18.B16, V18.B16
+	VORR V23.B16, V19.B16, V19.B16
+	VSUB V30.B16, V18.B16, V18.B16
+	VSUB V30.B16, V19.B16, V19.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 18, 20)
+	SDOTV(0, 19, 21)
+	VADDV V0.S4, V0
+	VMOV V0.S[0], R7
+	MOVW.P R7, 4(R3)
+	SUBS $1, R2, R2
+	BNE block
+	RET
+
+// func iq4nlSumsDotProd(w *byte, a *int8, nb int, p *int32)
+TEXT ·iq4nlSumsDotProd(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD p+24(FP), R3
+	ADD $2, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $18, R6
+	VMOVI $15, V31.B16
+	MOVD $iq4cb<>(SB), R4
+	VLD1 (R4), [V30.B16]
+block:
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	VTBL V18.B16, [V30.B16], V18.B16
+	VTBL V19.B16, [V30.B16], V19.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 18, 20)
+	SDOTV(0, 19, 21)
+	VADDV V0.S4, V0
+	VMOV V0.S[0], R7
+	MOVW.P R7, 4(R3)
+	SUBS $1, R2, R2
+	BNE block
+	RET
+
+// func q4_1SumsDotProd(w *byte, a *int8, nb int, pt *int32)
+TEXT ·q4_1SumsDotProd(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD pt+24(FP), R3
+	ADD $4, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $20, R6
+	VMOVI $15, V31.B16
+	VMOVI $1, V30.B16
+block:
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 18, 20)
+	SDOTV(0, 19, 21)
+	VEOR V1.B16, V1.B16, V1.B16
+	SDOTV(1, 30, 20)  // Σa: times the bytes 1
+	SDOTV(1, 30, 21)
+	VADDP V1.S4, V0.S4, V2.S4
+	VADDP V2.S4, V2.S4, V2.S4  // [p, t, p, t]
+	VST1.P [V2.S2], 8(R3)
+	SUBS $1, R2, R2
+	BNE block
 	RET
 
 // func q4kIsumNEON(qs *byte, a *int8, sc *[8]int32) int32
@@ -907,4 +1017,105 @@ TEXT ·q5kIsumNEON(SB), NOSPLIT, $0-36
 	VADDV V2.S4, V2
 	VMOV V2.S[0], R9
 	MOVW R9, ret+32(FP)
+	RET
+
+// func q5_0SumsNEON(w *byte, a *int8, nb int, p *int32)
+TEXT ·q5_0SumsNEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD p+24(FP), R3
+	ADD $6, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $22, R6
+	VMOVI $15, V31.B16
+	VMOVI $16, V30.B16
+	MOVD $q5hb<>(SB), R4
+	VLD1 (R4), [V26.B16, V27.B16, V28.B16]
+block:
+	MOVWU -4(R5), R7  // qh
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	VDUP R7, V24.S4
+	VTBL V26.B16, [V24.B16], V22.B16
+	VTBL V27.B16, [V24.B16], V23.B16
+	VCMTST V28.B16, V22.B16, V22.B16
+	VCMTST V28.B16, V23.B16, V23.B16
+	VAND V30.B16, V22.B16, V22.B16
+	VAND V30.B16, V23.B16, V23.B16
+	VORR V22.B16, V18.B16, V18.B16
+	VORR V23.B16, V19.B16, V19.B16
+	VSUB V30.B16, V18.B16, V18.B16
+	VSUB V30.B16, V19.B16, V19.B16
+	SMULL(4, 18, 20)
+	SMLAL2(4, 18, 20)
+	SMLAL(4, 19, 21)
+	SMLAL2(4, 19, 21)
+	SADDLP(0, 4)
+	VADDV V0.S4, V0
+	VMOV V0.S[0], R7
+	MOVW.P R7, 4(R3)
+	SUBS $1, R2, R2
+	BNE block
+	RET
+
+// func iq4nlSumsNEON(w *byte, a *int8, nb int, p *int32)
+TEXT ·iq4nlSumsNEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD p+24(FP), R3
+	ADD $2, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $18, R6
+	VMOVI $15, V31.B16
+	MOVD $iq4cb<>(SB), R4
+	VLD1 (R4), [V30.B16]
+block:
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	VTBL V18.B16, [V30.B16], V18.B16
+	VTBL V19.B16, [V30.B16], V19.B16
+	SMULL(4, 18, 20)
+	SMLAL2(4, 18, 20)
+	SMULL(5, 19, 21)
+	SMLAL2(5, 19, 21)
+	SADDLP(0, 4)
+	SADALP(0, 5)
+	VADDV V0.S4, V0
+	VMOV V0.S[0], R7
+	MOVW.P R7, 4(R3)
+	SUBS $1, R2, R2
+	BNE block
+	RET
+
+// func q4_1SumsNEON(w *byte, a *int8, nb int, pt *int32)
+TEXT ·q4_1SumsNEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD pt+24(FP), R3
+	ADD $4, R0, R5  // the block's 16 bytes of nibbles
+	MOVD $20, R6
+	VMOVI $15, V31.B16
+block:
+	VLD1.P (R5)(R6), [V16.B16]
+	VLD1.P 32(R1), [V20.B16, V21.B16]
+	VAND V31.B16, V16.B16, V18.B16
+	VUSHR $4, V16.B16, V19.B16
+	SMULL(4, 18, 20)
+	SMLAL2(4, 18, 20)
+	SMLAL(4, 19, 21)
+	SMLAL2(4, 19, 21)
+	SADDLP(0, 4)
+	SADDLPB(5, 20)  // Σa: int16 lanes of 4
+	SADALPB(5, 21)
+	SADDLP(1, 5)
+	VADDP V1.S4, V0.S4, V2.S4
+	VADDP V2.S4, V2.S4, V2.S4  // [p, t, p, t]
+	VST1.P [V2.S2], 8(R3)
+	SUBS $1, R2, R2
+	BNE block
 	RET

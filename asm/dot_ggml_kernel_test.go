@@ -328,8 +328,8 @@ func TestIQ4XSIsumEquivalence(t *testing.T) {
 	}
 }
 
-// iq4AnyActivation lists the IQ4_XS variants without the AVX2 kernel's
-// precondition on the activations: AVX-512 (VPDPBUSD with the codebook
+// iq4AnyActivation lists the IQ4_XS and IQ4_NL variants without the AVX2
+// kernels' precondition on the activations: AVX-512 (VPDPBUSD with the codebook
 // offset by 128, no sign trick) and the arm64 ones (signed products of the
 // codebook values themselves).
 var iq4AnyActivation = []Kernel{AVX512, NEON, DotProd, I8MM}
