@@ -4,6 +4,14 @@
 
 #include "textflag.h"
 
+// The integer sums of dot_ggml.go's twins (q4kIsumGeneric, q6kIsumGeneric,
+// iq4xsIsumGeneric, q5kIsumGeneric, q5_0SumsGeneric, iq4nlSumsGeneric,
+// q4_1SumsGeneric), DotProd (SDOT) and plain NEON variants. Every sub-block
+// or block sum is exact; the scaled sums are formed in int32 lanes modulo
+// 2^32, as the twins' int32 arithmetic forms them, so each kernel returns its
+// twin's int32 for any input. Go's assembler lacks SDOT and the signed
+// widening instructions: they are WORDs (encodings from the Arm ARM).
+
 // SDOT Vd.4S, Vn.16B, Vm.16B: each int32 lane += the 4 products of its bytes
 #define SDOTV(d, n, m) WORD $(0x4E809400 | ((m)<<16) | ((n)<<5) | (d))
 // SMULL Vd.8H, Vn.8B, Vm.8B and SMULL2 (high halves); SMLAL, SMLAL2: Vd.8H +=
@@ -43,6 +51,15 @@ GLOBL q5hb<>(SB), RODATA|NOPTR, $48
 #define SADALPB(d, n) WORD $(0x4E206800 | ((n)<<5) | (d))
 
 // func q4kIsumDotProd(qs *byte, a *int8, sc *[8]int32) int32
+//
+// q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
+// (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
+// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
+// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
+// at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
+// sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
+// V2's lanes; ADDV adds them.
 TEXT ·q4kIsumDotProd(SB), NOSPLIT, $0-28
 	MOVD qs+0(FP), R0
 	MOVD a+8(FP), R1
@@ -112,6 +129,17 @@ TEXT ·q4kIsumDotProd(SB), NOSPLIT, $0-28
 	RET
 
 // func q6kIsumDotProd(ql, qh *byte, a *int8, sc *[16]int16) int32
+//
+// q6kIsumGeneric. Per half h (ql 64 bytes Q0..Q3 in V16-V19, qh 32 bytes
+// H0, H1 in V20, V21, 128 activations in V22-V29), group g and k < 2 hold
+// sub-block 8h + 2g + k: q = (low nibble of Q(2(g%2)+k) for g < 2, else the
+// high one) + 16·((Hk >> 2g) & 3), built as (Q AND 15) ORR ((Hk shifted)
+// AND 48) for g < 2 and as (Hk shifted) AND 48, SRI 4 from Q for g ≥ 2.
+// q is 0..63, so a product is in [−8064, 8001]; NEON keeps 2 products an
+// int16 lane (SMULL + SMLAL2, at most 16128) and multiplies the lanes by the
+// sub-block's int16 scale into V2's int32 lanes (SMLAL/SMLAL2 by element:
+// exact products, sums modulo 2^32); DotProd sums the 16 products in int32
+// (SDOT) and multiplies by the scale widened to int32 (MLA by element).
 TEXT ·q6kIsumDotProd(SB), NOSPLIT, $0-36
 	MOVD ql+0(FP), R0
 	MOVD qh+8(FP), R3
@@ -240,6 +268,14 @@ TEXT ·q6kIsumDotProd(SB), NOSPLIT, $0-36
 	RET
 
 // func iq4xsIsumDotProd(qs *byte, a *int8, sc *[8]int16) int32
+//
+// iq4xsIsumGeneric. Sub-block s: its 16 bytes of qs index the codebook
+// (TBL) with their low nibbles for activations 32s..32s+15 and their high
+// ones for 32s+16..32s+31. A product K·a is in [−16256, 16256] (|K| ≤ 127,
+// any int8 a, −128 included); NEON keeps 2 an int16 lane (SMULL + SMLAL2,
+// at most 32512) and multiplies the lanes by the int16 scale into V2's int32
+// lanes (SMLAL/SMLAL2 by element); DotProd sums in int32 (SDOT) and
+// multiplies by the scale widened to int32 (MLA by element).
 TEXT ·iq4xsIsumDotProd(SB), NOSPLIT, $0-28
 	MOVD qs+0(FP), R0
 	MOVD a+8(FP), R1
@@ -329,6 +365,15 @@ TEXT ·iq4xsIsumDotProd(SB), NOSPLIT, $0-28
 	RET
 
 // func q5kIsumDotProd(qs, qh *byte, a *int8, sc *[8]int32) int32
+//
+// q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
+// (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
+// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
+// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
+// at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
+// sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
+// V2's lanes; ADDV adds them.
 TEXT ·q5kIsumDotProd(SB), NOSPLIT, $0-36
 	MOVD qs+0(FP), R0
 	MOVD qh+8(FP), R3
@@ -447,6 +492,18 @@ TEXT ·q5kIsumDotProd(SB), NOSPLIT, $0-36
 	RET
 
 // func q5_0SumsDotProd(w *byte, a *int8, nb int, p *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·q5_0SumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
@@ -486,6 +543,18 @@ block:
 	RET
 
 // func iq4nlSumsDotProd(w *byte, a *int8, nb int, p *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·iq4nlSumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
@@ -514,6 +583,18 @@ block:
 	RET
 
 // func q4_1SumsDotProd(w *byte, a *int8, nb int, pt *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·q4_1SumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
@@ -542,6 +623,15 @@ block:
 	RET
 
 // func q4kIsumNEON(qs *byte, a *int8, sc *[8]int32) int32
+//
+// q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
+// (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
+// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
+// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
+// at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
+// sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
+// V2's lanes; ADDV adds them.
 TEXT ·q4kIsumNEON(SB), NOSPLIT, $0-28
 	MOVD qs+0(FP), R0
 	MOVD a+8(FP), R1
@@ -627,6 +717,17 @@ TEXT ·q4kIsumNEON(SB), NOSPLIT, $0-28
 	RET
 
 // func q6kIsumNEON(ql, qh *byte, a *int8, sc *[16]int16) int32
+//
+// q6kIsumGeneric. Per half h (ql 64 bytes Q0..Q3 in V16-V19, qh 32 bytes
+// H0, H1 in V20, V21, 128 activations in V22-V29), group g and k < 2 hold
+// sub-block 8h + 2g + k: q = (low nibble of Q(2(g%2)+k) for g < 2, else the
+// high one) + 16·((Hk >> 2g) & 3), built as (Q AND 15) ORR ((Hk shifted)
+// AND 48) for g < 2 and as (Hk shifted) AND 48, SRI 4 from Q for g ≥ 2.
+// q is 0..63, so a product is in [−8064, 8001]; NEON keeps 2 products an
+// int16 lane (SMULL + SMLAL2, at most 16128) and multiplies the lanes by the
+// sub-block's int16 scale into V2's int32 lanes (SMLAL/SMLAL2 by element:
+// exact products, sums modulo 2^32); DotProd sums the 16 products in int32
+// (SDOT) and multiplies by the scale widened to int32 (MLA by element).
 TEXT ·q6kIsumNEON(SB), NOSPLIT, $0-36
 	MOVD ql+0(FP), R0
 	MOVD qh+8(FP), R3
@@ -767,6 +868,14 @@ TEXT ·q6kIsumNEON(SB), NOSPLIT, $0-36
 	RET
 
 // func iq4xsIsumNEON(qs *byte, a *int8, sc *[8]int16) int32
+//
+// iq4xsIsumGeneric. Sub-block s: its 16 bytes of qs index the codebook
+// (TBL) with their low nibbles for activations 32s..32s+15 and their high
+// ones for 32s+16..32s+31. A product K·a is in [−16256, 16256] (|K| ≤ 127,
+// any int8 a, −128 included); NEON keeps 2 an int16 lane (SMULL + SMLAL2,
+// at most 32512) and multiplies the lanes by the int16 scale into V2's int32
+// lanes (SMLAL/SMLAL2 by element); DotProd sums in int32 (SDOT) and
+// multiplies by the scale widened to int32 (MLA by element).
 TEXT ·iq4xsIsumNEON(SB), NOSPLIT, $0-28
 	MOVD qs+0(FP), R0
 	MOVD a+8(FP), R1
@@ -886,6 +995,15 @@ TEXT ·iq4xsIsumNEON(SB), NOSPLIT, $0-28
 	RET
 
 // func q5kIsumNEON(qs, qh *byte, a *int8, sc *[8]int32) int32
+//
+// q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
+// (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
+// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
+// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
+// at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
+// sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
+// V2's lanes; ADDV adds them.
 TEXT ·q5kIsumNEON(SB), NOSPLIT, $0-36
 	MOVD qs+0(FP), R0
 	MOVD qh+8(FP), R3
@@ -1020,6 +1138,18 @@ TEXT ·q5kIsumNEON(SB), NOSPLIT, $0-36
 	RET
 
 // func q5_0SumsNEON(w *byte, a *int8, nb int, p *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·q5_0SumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
@@ -1061,6 +1191,18 @@ block:
 	RET
 
 // func iq4nlSumsNEON(w *byte, a *int8, nb int, p *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·iq4nlSumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
@@ -1092,6 +1234,18 @@ block:
 	RET
 
 // func q4_1SumsNEON(w *byte, a *int8, nb int, pt *int32)
+//
+// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
+// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
+// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
+// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
+// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
+// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
+// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
+// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
+// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
+// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
+// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
 TEXT ·q4_1SumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
