@@ -54,8 +54,9 @@ GLOBL q5hb<>(SB), RODATA|NOPTR, $48
 //
 // q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
 // (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
-// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
-// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 2j's weights, the high ones (USHR 4) 2j+1's. Q5_K: bit 2j+1 of qh,
+// shifted to bit 4 and ANDed with 16, takes the high nibble by SRI 4; bit
+// 2j (USHR 2j, AND 1) goes over the high nibble by SLI 4. Weights are 0..31, so a product is at most
 // 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
 // at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
 // sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
@@ -133,19 +134,21 @@ TEXT ·q4kIsumDotProd(SB), NOSPLIT, $0-28
 // q6kIsumGeneric. Per half h (ql 64 bytes Q0..Q3 in V16-V19, qh 32 bytes
 // H0, H1 in V20, V21, 128 activations in V22-V29), group g and k < 2 hold
 // sub-block 8h + 2g + k: q = (low nibble of Q(2(g%2)+k) for g < 2, else the
-// high one) + 16·((Hk >> 2g) & 3), built as (Q AND 15) ORR ((Hk shifted)
-// AND 48) for g < 2 and as (Hk shifted) AND 48, SRI 4 from Q for g ≥ 2.
-// q is 0..63, so a product is in [−8064, 8001]; NEON keeps 2 products an
-// int16 lane (SMULL + SMLAL2, at most 16128) and multiplies the lanes by the
-// sub-block's int16 scale into V2's int32 lanes (SMLAL/SMLAL2 by element:
-// exact products, sums modulo 2^32); DotProd sums the 16 products in int32
-// (SDOT) and multiplies by the scale widened to int32 (MLA by element).
+// high one) + 16·((Hk >> 2g) & 3). Per k: g = 2: Hk AND 48, SRI 4 from
+// Qk; g = 3: (Hk USHR 2) AND 48, SRI 4 from Q(2+k); then Q's high nibbles
+// are spent, and SLI 4 puts (Hk USHR 2) AND 3 (g = 1) and Hk AND 3 (g = 0)
+// over them, keeping the low nibbles. q is 0..63, so a product is in
+// [−8064, 8001]; NEON keeps 2 products an int16 lane (SMULL + SMLAL2, at
+// most 16128) and multiplies the lanes by the sub-block's int16 scale into
+// V2's int32 lanes (SMLAL/SMLAL2 by element: exact products, sums modulo
+// 2^32); DotProd sums the 16 products in int32 (SDOT) and multiplies by the
+// scale widened to int32 (MLA by element).
 TEXT ·q6kIsumDotProd(SB), NOSPLIT, $0-36
 	MOVD ql+0(FP), R0
 	MOVD qh+8(FP), R3
 	MOVD a+16(FP), R1
 	MOVD sc+24(FP), R2
-	VMOVI $15, V31.B16
+	VMOVI $3, V31.B16
 	VMOVI $48, V30.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VLD1.P 16(R2), [V0.H8]  // the scales of sub-blocks 0..7
@@ -155,56 +158,48 @@ TEXT ·q6kIsumDotProd(SB), NOSPLIT, $0-36
 	VLD1.P 32(R3), [V20.B16, V21.B16]  // qh
 	VLD1.P 64(R1), [V22.B16, V23.B16, V24.B16, V25.B16]
 	VLD1.P 64(R1), [V26.B16, V27.B16, V28.B16, V29.B16]
-	VSHL $4, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V16.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 0
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 22)
-	MLAE(2, 5, 0, 0)
-	VSHL $4, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V17.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 1
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 23)
-	MLAE(2, 5, 0, 1)
-	VSHL $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V18.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 2
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 24)
-	MLAE(2, 5, 0, 2)
-	VSHL $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V19.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 3
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 25)
-	MLAE(2, 5, 0, 3)
 	VAND V30.B16, V20.B16, V3.B16
 	VSRI $4, V16.B16, V3.B16  // q of sub-block 4
 	VEOR V5.B16, V5.B16, V5.B16
 	SDOTV(5, 3, 26)
 	MLAE(2, 5, 1, 0)
+	VUSHR $2, V20.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V18.B16, V4.B16  // q of sub-block 6
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 4, 28)
+	MLAE(2, 5, 1, 2)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V18.B16  // q of sub-block 2
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 18, 24)
+	MLAE(2, 5, 0, 2)
+	VAND V31.B16, V20.B16, V7.B16
+	VSLI $4, V7.B16, V16.B16  // q of sub-block 0
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 16, 22)
+	MLAE(2, 5, 0, 0)
 	VAND V30.B16, V21.B16, V3.B16
 	VSRI $4, V17.B16, V3.B16  // q of sub-block 5
 	VEOR V5.B16, V5.B16, V5.B16
 	SDOTV(5, 3, 27)
 	MLAE(2, 5, 1, 1)
-	VUSHR $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V18.B16, V3.B16  // q of sub-block 6
+	VUSHR $2, V21.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V19.B16, V4.B16  // q of sub-block 7
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 28)
-	MLAE(2, 5, 1, 2)
-	VUSHR $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V19.B16, V3.B16  // q of sub-block 7
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 29)
+	SDOTV(5, 4, 29)
 	MLAE(2, 5, 1, 3)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V19.B16  // q of sub-block 3
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 19, 25)
+	MLAE(2, 5, 0, 3)
+	VAND V31.B16, V21.B16, V7.B16
+	VSLI $4, V7.B16, V17.B16  // q of sub-block 1
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 17, 23)
+	MLAE(2, 5, 0, 1)
 	VLD1.P 16(R2), [V0.H8]  // the scales of sub-blocks 8..15
 	SXTL2(1, 0)  // scales 4..7 of the half, int32
 	SXTL(0, 0)  // scales 0..3
@@ -212,56 +207,48 @@ TEXT ·q6kIsumDotProd(SB), NOSPLIT, $0-36
 	VLD1.P 32(R3), [V20.B16, V21.B16]  // qh
 	VLD1.P 64(R1), [V22.B16, V23.B16, V24.B16, V25.B16]
 	VLD1.P 64(R1), [V26.B16, V27.B16, V28.B16, V29.B16]
-	VSHL $4, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V16.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 8
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 22)
-	MLAE(2, 5, 0, 0)
-	VSHL $4, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V17.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 9
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 23)
-	MLAE(2, 5, 0, 1)
-	VSHL $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V18.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 10
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 24)
-	MLAE(2, 5, 0, 2)
-	VSHL $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V19.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 11
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 25)
-	MLAE(2, 5, 0, 3)
 	VAND V30.B16, V20.B16, V3.B16
 	VSRI $4, V16.B16, V3.B16  // q of sub-block 12
 	VEOR V5.B16, V5.B16, V5.B16
 	SDOTV(5, 3, 26)
 	MLAE(2, 5, 1, 0)
+	VUSHR $2, V20.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V18.B16, V4.B16  // q of sub-block 14
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 4, 28)
+	MLAE(2, 5, 1, 2)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V18.B16  // q of sub-block 10
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 18, 24)
+	MLAE(2, 5, 0, 2)
+	VAND V31.B16, V20.B16, V7.B16
+	VSLI $4, V7.B16, V16.B16  // q of sub-block 8
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 16, 22)
+	MLAE(2, 5, 0, 0)
 	VAND V30.B16, V21.B16, V3.B16
 	VSRI $4, V17.B16, V3.B16  // q of sub-block 13
 	VEOR V5.B16, V5.B16, V5.B16
 	SDOTV(5, 3, 27)
 	MLAE(2, 5, 1, 1)
-	VUSHR $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V18.B16, V3.B16  // q of sub-block 14
+	VUSHR $2, V21.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V19.B16, V4.B16  // q of sub-block 15
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 28)
-	MLAE(2, 5, 1, 2)
-	VUSHR $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V19.B16, V3.B16  // q of sub-block 15
-	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 3, 29)
+	SDOTV(5, 4, 29)
 	MLAE(2, 5, 1, 3)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V19.B16  // q of sub-block 11
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 19, 25)
+	MLAE(2, 5, 0, 3)
+	VAND V31.B16, V21.B16, V7.B16
+	VSLI $4, V7.B16, V17.B16  // q of sub-block 9
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 17, 23)
+	MLAE(2, 5, 0, 1)
 	VADDV V2.S4, V2
 	VMOV V2.S[0], R9
 	MOVW R9, ret+32(FP)
@@ -368,8 +355,9 @@ TEXT ·iq4xsIsumDotProd(SB), NOSPLIT, $0-28
 //
 // q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
 // (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
-// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
-// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 2j's weights, the high ones (USHR 4) 2j+1's. Q5_K: bit 2j+1 of qh,
+// shifted to bit 4 and ANDed with 16, takes the high nibble by SRI 4; bit
+// 2j (USHR 2j, AND 1) goes over the high nibble by SLI 4. Weights are 0..31, so a product is at most
 // 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
 // at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
 // sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
@@ -379,112 +367,96 @@ TEXT ·q5kIsumDotProd(SB), NOSPLIT, $0-36
 	MOVD qh+8(FP), R3
 	MOVD a+16(FP), R1
 	MOVD sc+24(FP), R2
-	VMOVI $15, V31.B16
 	VLD1 (R2), [V0.S4, V1.S4]  // the 8 scales
 	VMOVI $16, V30.B16
+	VMOVI $1, V28.B16
 	VLD1 (R3), [V24.B16, V25.B16]  // qh: bit s of byte l is weight l's of sub-block s
 	VEOR V2.B16, V2.B16, V2.B16
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 0, 1
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VSHL $4, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VSHL $4, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VSHL $3, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VSHL $3, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
+	VSHL $3, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 1
+	VAND V28.B16, V24.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 0
+	VSHL $3, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 1
+	VAND V28.B16, V25.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 0
 	VEOR V4.B16, V4.B16, V4.B16
-	SDOTV(4, 18, 20)
-	SDOTV(4, 19, 21)
+	SDOTV(4, 16, 20)
+	SDOTV(4, 17, 21)
 	MLAE(2, 4, 0, 0)
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 16, 22)
-	SDOTV(5, 17, 23)
+	SDOTV(5, 18, 22)
+	SDOTV(5, 19, 23)
 	MLAE(2, 5, 0, 1)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 2, 3
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VSHL $2, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VSHL $2, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VSHL $1, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VSHL $1, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
+	VSHL $1, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 3
+	VUSHR $2, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 2
+	VSHL $1, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 3
+	VUSHR $2, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 2
 	VEOR V4.B16, V4.B16, V4.B16
-	SDOTV(4, 18, 20)
-	SDOTV(4, 19, 21)
+	SDOTV(4, 16, 20)
+	SDOTV(4, 17, 21)
 	MLAE(2, 4, 0, 2)
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 16, 22)
-	SDOTV(5, 17, 23)
+	SDOTV(5, 18, 22)
+	SDOTV(5, 19, 23)
 	MLAE(2, 5, 0, 3)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 4, 5
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VAND V30.B16, V24.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VAND V30.B16, V25.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VUSHR $1, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VUSHR $1, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
+	VUSHR $1, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 5
+	VUSHR $4, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 4
+	VUSHR $1, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 5
+	VUSHR $4, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 4
 	VEOR V4.B16, V4.B16, V4.B16
-	SDOTV(4, 18, 20)
-	SDOTV(4, 19, 21)
+	SDOTV(4, 16, 20)
+	SDOTV(4, 17, 21)
 	MLAE(2, 4, 1, 0)
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 16, 22)
-	SDOTV(5, 17, 23)
+	SDOTV(5, 18, 22)
+	SDOTV(5, 19, 23)
 	MLAE(2, 5, 1, 1)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 6, 7
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VUSHR $2, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VUSHR $2, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VUSHR $3, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VUSHR $3, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
+	VUSHR $3, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 7
+	VUSHR $6, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 6
+	VUSHR $3, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 7
+	VUSHR $6, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 6
 	VEOR V4.B16, V4.B16, V4.B16
-	SDOTV(4, 18, 20)
-	SDOTV(4, 19, 21)
+	SDOTV(4, 16, 20)
+	SDOTV(4, 17, 21)
 	MLAE(2, 4, 1, 2)
 	VEOR V5.B16, V5.B16, V5.B16
-	SDOTV(5, 16, 22)
-	SDOTV(5, 17, 23)
+	SDOTV(5, 18, 22)
+	SDOTV(5, 19, 23)
 	MLAE(2, 5, 1, 3)
 	VADDV V2.S4, V2
 	VMOV V2.S[0], R9
@@ -626,8 +598,9 @@ block:
 //
 // q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
 // (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
-// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
-// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 2j's weights, the high ones (USHR 4) 2j+1's. Q5_K: bit 2j+1 of qh,
+// shifted to bit 4 and ANDed with 16, takes the high nibble by SRI 4; bit
+// 2j (USHR 2j, AND 1) goes over the high nibble by SLI 4. Weights are 0..31, so a product is at most
 // 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
 // at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
 // sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
@@ -721,19 +694,21 @@ TEXT ·q4kIsumNEON(SB), NOSPLIT, $0-28
 // q6kIsumGeneric. Per half h (ql 64 bytes Q0..Q3 in V16-V19, qh 32 bytes
 // H0, H1 in V20, V21, 128 activations in V22-V29), group g and k < 2 hold
 // sub-block 8h + 2g + k: q = (low nibble of Q(2(g%2)+k) for g < 2, else the
-// high one) + 16·((Hk >> 2g) & 3), built as (Q AND 15) ORR ((Hk shifted)
-// AND 48) for g < 2 and as (Hk shifted) AND 48, SRI 4 from Q for g ≥ 2.
-// q is 0..63, so a product is in [−8064, 8001]; NEON keeps 2 products an
-// int16 lane (SMULL + SMLAL2, at most 16128) and multiplies the lanes by the
-// sub-block's int16 scale into V2's int32 lanes (SMLAL/SMLAL2 by element:
-// exact products, sums modulo 2^32); DotProd sums the 16 products in int32
-// (SDOT) and multiplies by the scale widened to int32 (MLA by element).
+// high one) + 16·((Hk >> 2g) & 3). Per k: g = 2: Hk AND 48, SRI 4 from
+// Qk; g = 3: (Hk USHR 2) AND 48, SRI 4 from Q(2+k); then Q's high nibbles
+// are spent, and SLI 4 puts (Hk USHR 2) AND 3 (g = 1) and Hk AND 3 (g = 0)
+// over them, keeping the low nibbles. q is 0..63, so a product is in
+// [−8064, 8001]; NEON keeps 2 products an int16 lane (SMULL + SMLAL2, at
+// most 16128) and multiplies the lanes by the sub-block's int16 scale into
+// V2's int32 lanes (SMLAL/SMLAL2 by element: exact products, sums modulo
+// 2^32); DotProd sums the 16 products in int32 (SDOT) and multiplies by the
+// scale widened to int32 (MLA by element).
 TEXT ·q6kIsumNEON(SB), NOSPLIT, $0-36
 	MOVD ql+0(FP), R0
 	MOVD qh+8(FP), R3
 	MOVD a+16(FP), R1
 	MOVD sc+24(FP), R2
-	VMOVI $15, V31.B16
+	VMOVI $3, V31.B16
 	VMOVI $48, V30.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VLD1.P 16(R2), [V0.H8]  // the scales of sub-blocks 0..7
@@ -741,127 +716,111 @@ TEXT ·q6kIsumNEON(SB), NOSPLIT, $0-36
 	VLD1.P 32(R3), [V20.B16, V21.B16]  // qh
 	VLD1.P 64(R1), [V22.B16, V23.B16, V24.B16, V25.B16]
 	VLD1.P 64(R1), [V26.B16, V27.B16, V28.B16, V29.B16]
-	VSHL $4, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V16.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 0
-	SMULL(5, 3, 22)
-	SMLAL2(5, 3, 22)
-	SMLALHE(2, 5, 0, 0)
-	SMLAL2HE(2, 5, 0, 0)
-	VSHL $4, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V17.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 1
-	SMULL(5, 3, 23)
-	SMLAL2(5, 3, 23)
-	SMLALHE(2, 5, 0, 1)
-	SMLAL2HE(2, 5, 0, 1)
-	VSHL $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V18.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 2
-	SMULL(5, 3, 24)
-	SMLAL2(5, 3, 24)
-	SMLALHE(2, 5, 0, 2)
-	SMLAL2HE(2, 5, 0, 2)
-	VSHL $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V19.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 3
-	SMULL(5, 3, 25)
-	SMLAL2(5, 3, 25)
-	SMLALHE(2, 5, 0, 3)
-	SMLAL2HE(2, 5, 0, 3)
 	VAND V30.B16, V20.B16, V3.B16
 	VSRI $4, V16.B16, V3.B16  // q of sub-block 4
 	SMULL(5, 3, 26)
 	SMLAL2(5, 3, 26)
 	SMLALHE(2, 5, 0, 4)
 	SMLAL2HE(2, 5, 0, 4)
+	VUSHR $2, V20.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V18.B16, V4.B16  // q of sub-block 6
+	SMULL(5, 4, 28)
+	SMLAL2(5, 4, 28)
+	SMLALHE(2, 5, 0, 6)
+	SMLAL2HE(2, 5, 0, 6)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V18.B16  // q of sub-block 2
+	SMULL(5, 18, 24)
+	SMLAL2(5, 18, 24)
+	SMLALHE(2, 5, 0, 2)
+	SMLAL2HE(2, 5, 0, 2)
+	VAND V31.B16, V20.B16, V7.B16
+	VSLI $4, V7.B16, V16.B16  // q of sub-block 0
+	SMULL(5, 16, 22)
+	SMLAL2(5, 16, 22)
+	SMLALHE(2, 5, 0, 0)
+	SMLAL2HE(2, 5, 0, 0)
 	VAND V30.B16, V21.B16, V3.B16
 	VSRI $4, V17.B16, V3.B16  // q of sub-block 5
 	SMULL(5, 3, 27)
 	SMLAL2(5, 3, 27)
 	SMLALHE(2, 5, 0, 5)
 	SMLAL2HE(2, 5, 0, 5)
-	VUSHR $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V18.B16, V3.B16  // q of sub-block 6
-	SMULL(5, 3, 28)
-	SMLAL2(5, 3, 28)
-	SMLALHE(2, 5, 0, 6)
-	SMLAL2HE(2, 5, 0, 6)
-	VUSHR $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V19.B16, V3.B16  // q of sub-block 7
-	SMULL(5, 3, 29)
-	SMLAL2(5, 3, 29)
+	VUSHR $2, V21.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V19.B16, V4.B16  // q of sub-block 7
+	SMULL(5, 4, 29)
+	SMLAL2(5, 4, 29)
 	SMLALHE(2, 5, 0, 7)
 	SMLAL2HE(2, 5, 0, 7)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V19.B16  // q of sub-block 3
+	SMULL(5, 19, 25)
+	SMLAL2(5, 19, 25)
+	SMLALHE(2, 5, 0, 3)
+	SMLAL2HE(2, 5, 0, 3)
+	VAND V31.B16, V21.B16, V7.B16
+	VSLI $4, V7.B16, V17.B16  // q of sub-block 1
+	SMULL(5, 17, 23)
+	SMLAL2(5, 17, 23)
+	SMLALHE(2, 5, 0, 1)
+	SMLAL2HE(2, 5, 0, 1)
 	VLD1.P 16(R2), [V0.H8]  // the scales of sub-blocks 8..15
 	VLD1.P 64(R0), [V16.B16, V17.B16, V18.B16, V19.B16]  // ql
 	VLD1.P 32(R3), [V20.B16, V21.B16]  // qh
 	VLD1.P 64(R1), [V22.B16, V23.B16, V24.B16, V25.B16]
 	VLD1.P 64(R1), [V26.B16, V27.B16, V28.B16, V29.B16]
-	VSHL $4, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V16.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 8
-	SMULL(5, 3, 22)
-	SMLAL2(5, 3, 22)
-	SMLALHE(2, 5, 0, 0)
-	SMLAL2HE(2, 5, 0, 0)
-	VSHL $4, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V17.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 9
-	SMULL(5, 3, 23)
-	SMLAL2(5, 3, 23)
-	SMLALHE(2, 5, 0, 1)
-	SMLAL2HE(2, 5, 0, 1)
-	VSHL $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V18.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 10
-	SMULL(5, 3, 24)
-	SMLAL2(5, 3, 24)
-	SMLALHE(2, 5, 0, 2)
-	SMLAL2HE(2, 5, 0, 2)
-	VSHL $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V4.B16
-	VAND V31.B16, V19.B16, V3.B16
-	VORR V4.B16, V3.B16, V3.B16  // q of sub-block 11
-	SMULL(5, 3, 25)
-	SMLAL2(5, 3, 25)
-	SMLALHE(2, 5, 0, 3)
-	SMLAL2HE(2, 5, 0, 3)
 	VAND V30.B16, V20.B16, V3.B16
 	VSRI $4, V16.B16, V3.B16  // q of sub-block 12
 	SMULL(5, 3, 26)
 	SMLAL2(5, 3, 26)
 	SMLALHE(2, 5, 0, 4)
 	SMLAL2HE(2, 5, 0, 4)
+	VUSHR $2, V20.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V18.B16, V4.B16  // q of sub-block 14
+	SMULL(5, 4, 28)
+	SMLAL2(5, 4, 28)
+	SMLALHE(2, 5, 0, 6)
+	SMLAL2HE(2, 5, 0, 6)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V18.B16  // q of sub-block 10
+	SMULL(5, 18, 24)
+	SMLAL2(5, 18, 24)
+	SMLALHE(2, 5, 0, 2)
+	SMLAL2HE(2, 5, 0, 2)
+	VAND V31.B16, V20.B16, V7.B16
+	VSLI $4, V7.B16, V16.B16  // q of sub-block 8
+	SMULL(5, 16, 22)
+	SMLAL2(5, 16, 22)
+	SMLALHE(2, 5, 0, 0)
+	SMLAL2HE(2, 5, 0, 0)
 	VAND V30.B16, V21.B16, V3.B16
 	VSRI $4, V17.B16, V3.B16  // q of sub-block 13
 	SMULL(5, 3, 27)
 	SMLAL2(5, 3, 27)
 	SMLALHE(2, 5, 0, 5)
 	SMLAL2HE(2, 5, 0, 5)
-	VUSHR $2, V20.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V18.B16, V3.B16  // q of sub-block 14
-	SMULL(5, 3, 28)
-	SMLAL2(5, 3, 28)
-	SMLALHE(2, 5, 0, 6)
-	SMLAL2HE(2, 5, 0, 6)
-	VUSHR $2, V21.B16, V4.B16
-	VAND V30.B16, V4.B16, V3.B16
-	VSRI $4, V19.B16, V3.B16  // q of sub-block 15
-	SMULL(5, 3, 29)
-	SMLAL2(5, 3, 29)
+	VUSHR $2, V21.B16, V6.B16
+	VAND V30.B16, V6.B16, V4.B16
+	VSRI $4, V19.B16, V4.B16  // q of sub-block 15
+	SMULL(5, 4, 29)
+	SMLAL2(5, 4, 29)
 	SMLALHE(2, 5, 0, 7)
 	SMLAL2HE(2, 5, 0, 7)
+	VAND V31.B16, V6.B16, V6.B16
+	VSLI $4, V6.B16, V19.B16  // q of sub-block 11
+	SMULL(5, 19, 25)
+	SMLAL2(5, 19, 25)
+	SMLALHE(2, 5, 0, 3)
+	SMLAL2HE(2, 5, 0, 3)
+	VAND V31.B16, V21.B16, V7.B16
+	VSLI $4, V7.B16, V17.B16  // q of sub-block 9
+	SMULL(5, 17, 23)
+	SMLAL2(5, 17, 23)
+	SMLALHE(2, 5, 0, 1)
+	SMLAL2HE(2, 5, 0, 1)
 	VADDV V2.S4, V2
 	VMOV V2.S[0], R9
 	MOVW R9, ret+32(FP)
@@ -998,8 +957,9 @@ TEXT ·iq4xsIsumNEON(SB), NOSPLIT, $0-28
 //
 // q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
 // (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
-// 2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
-// 16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+// 2j's weights, the high ones (USHR 4) 2j+1's. Q5_K: bit 2j+1 of qh,
+// shifted to bit 4 and ANDed with 16, takes the high nibble by SRI 4; bit
+// 2j (USHR 2j, AND 1) goes over the high nibble by SLI 4. Weights are 0..31, so a product is at most
 // 31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
 // at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
 // sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
@@ -1009,127 +969,111 @@ TEXT ·q5kIsumNEON(SB), NOSPLIT, $0-36
 	MOVD qh+8(FP), R3
 	MOVD a+16(FP), R1
 	MOVD sc+24(FP), R2
-	VMOVI $15, V31.B16
 	VLD1 (R2), [V0.S4, V1.S4]  // the 8 scales
 	VMOVI $16, V30.B16
+	VMOVI $1, V28.B16
 	VLD1 (R3), [V24.B16, V25.B16]  // qh: bit s of byte l is weight l's of sub-block s
 	VEOR V2.B16, V2.B16, V2.B16
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 0, 1
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VSHL $4, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VSHL $4, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VSHL $3, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VSHL $3, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
-	SMULL(12, 18, 20)
-	SMLAL2(12, 18, 20)
-	SMLAL(12, 19, 21)
-	SMLAL2(12, 19, 21)
+	VSHL $3, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 1
+	VAND V28.B16, V24.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 0
+	VSHL $3, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 1
+	VAND V28.B16, V25.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 0
+	SMULL(12, 16, 20)
+	SMLAL2(12, 16, 20)
+	SMLAL(12, 17, 21)
+	SMLAL2(12, 17, 21)
 	SADDLP(4, 12)
 	MLAE(2, 4, 0, 0)
-	SMULL(13, 16, 22)
-	SMLAL2(13, 16, 22)
-	SMLAL(13, 17, 23)
-	SMLAL2(13, 17, 23)
+	SMULL(13, 18, 22)
+	SMLAL2(13, 18, 22)
+	SMLAL(13, 19, 23)
+	SMLAL2(13, 19, 23)
 	SADDLP(5, 13)
 	MLAE(2, 5, 0, 1)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 2, 3
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VSHL $2, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VSHL $2, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VSHL $1, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VSHL $1, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
-	SMULL(12, 18, 20)
-	SMLAL2(12, 18, 20)
-	SMLAL(12, 19, 21)
-	SMLAL2(12, 19, 21)
+	VSHL $1, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 3
+	VUSHR $2, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 2
+	VSHL $1, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 3
+	VUSHR $2, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 2
+	SMULL(12, 16, 20)
+	SMLAL2(12, 16, 20)
+	SMLAL(12, 17, 21)
+	SMLAL2(12, 17, 21)
 	SADDLP(4, 12)
 	MLAE(2, 4, 0, 2)
-	SMULL(13, 16, 22)
-	SMLAL2(13, 16, 22)
-	SMLAL(13, 17, 23)
-	SMLAL2(13, 17, 23)
+	SMULL(13, 18, 22)
+	SMLAL2(13, 18, 22)
+	SMLAL(13, 19, 23)
+	SMLAL2(13, 19, 23)
 	SADDLP(5, 13)
 	MLAE(2, 5, 0, 3)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 4, 5
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VAND V30.B16, V24.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VAND V30.B16, V25.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VUSHR $1, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VUSHR $1, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
-	SMULL(12, 18, 20)
-	SMLAL2(12, 18, 20)
-	SMLAL(12, 19, 21)
-	SMLAL2(12, 19, 21)
+	VUSHR $1, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 5
+	VUSHR $4, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 4
+	VUSHR $1, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 5
+	VUSHR $4, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 4
+	SMULL(12, 16, 20)
+	SMLAL2(12, 16, 20)
+	SMLAL(12, 17, 21)
+	SMLAL2(12, 17, 21)
 	SADDLP(4, 12)
 	MLAE(2, 4, 1, 0)
-	SMULL(13, 16, 22)
-	SMLAL2(13, 16, 22)
-	SMLAL(13, 17, 23)
-	SMLAL2(13, 17, 23)
+	SMULL(13, 18, 22)
+	SMLAL2(13, 18, 22)
+	SMLAL(13, 19, 23)
+	SMLAL2(13, 19, 23)
 	SADDLP(5, 13)
 	MLAE(2, 5, 1, 1)
 	VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks 6, 7
 	VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VAND V31.B16, V17.B16, V19.B16
-	VUSHR $4, V16.B16, V16.B16
-	VUSHR $4, V17.B16, V17.B16
-	VUSHR $2, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V18.B16, V18.B16
-	VUSHR $2, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V19.B16, V19.B16
-	VUSHR $3, V24.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V16.B16, V16.B16
-	VUSHR $3, V25.B16, V26.B16
-	VAND V30.B16, V26.B16, V26.B16
-	VORR V26.B16, V17.B16, V17.B16
-	SMULL(12, 18, 20)
-	SMLAL2(12, 18, 20)
-	SMLAL(12, 19, 21)
-	SMLAL2(12, 19, 21)
+	VUSHR $3, V24.B16, V18.B16
+	VAND V30.B16, V18.B16, V18.B16
+	VSRI $4, V16.B16, V18.B16  // n of sub-block 7
+	VUSHR $6, V24.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V16.B16  // n of sub-block 6
+	VUSHR $3, V25.B16, V19.B16
+	VAND V30.B16, V19.B16, V19.B16
+	VSRI $4, V17.B16, V19.B16  // n of sub-block 7
+	VUSHR $6, V25.B16, V26.B16
+	VAND V28.B16, V26.B16, V26.B16
+	VSLI $4, V26.B16, V17.B16  // n of sub-block 6
+	SMULL(12, 16, 20)
+	SMLAL2(12, 16, 20)
+	SMLAL(12, 17, 21)
+	SMLAL2(12, 17, 21)
 	SADDLP(4, 12)
 	MLAE(2, 4, 1, 2)
-	SMULL(13, 16, 22)
-	SMLAL2(13, 16, 22)
-	SMLAL(13, 17, 23)
-	SMLAL2(13, 17, 23)
+	SMULL(13, 18, 22)
+	SMLAL2(13, 18, 22)
+	SMLAL(13, 19, 23)
+	SMLAL2(13, 19, 23)
 	SADDLP(5, 13)
 	MLAE(2, 5, 1, 3)
 	VADDV V2.S4, V2

@@ -112,8 +112,9 @@ def nib_products(a, variant, sub, lo, hi, act_lo, act_hi, scr, lane):
 def q4k(variant, five):
     """q4kIsum…: q4kIsumGeneric; q5kIsum…: q5kIsumGeneric. Per pair of sub-blocks 2j, 2j+1
     (32 bytes of qs, 64 activations): the low nibbles (AND 15) are sub-block
-    2j's weights, the high ones (USHR 4) 2j+1's; Q5_K ORs in bit s of qh as
-    16 (shifted to bit 4, AND 16). Weights are 0..31, so a product is at most
+    2j's weights, the high ones (USHR 4) 2j+1's. Q5_K: bit 2j+1 of qh,
+    shifted to bit 4 and ANDed with 16, takes the high nibble by SRI 4; bit
+    2j (USHR 2j, AND 1) goes over the high nibble by SLI 4. Weights are 0..31, so a product is at most
     31·128 = 3968 in magnitude and an int16 lane of 4 (NEON: SMULL + 3 SMLAL)
     at most 15872; SADDLP widens the pairs to int32, SDOT sums in int32. The
     sub-block's 4 int32 lanes times its scale (MLA by element, int32) go to
@@ -133,35 +134,43 @@ def q4k(variant, five):
     else:
         a("MOVD a+8(FP), R1")
         a("MOVD sc+16(FP), R2")
-    a("VMOVI $15, V31.B16")
+        a("VMOVI $15, V31.B16")
     a("VLD1 (R2), [V0.S4, V1.S4]  // the 8 scales")
     if five:
         a("VMOVI $16, V30.B16")
+        a("VMOVI $1, V28.B16")
         a("VLD1 (R3), [V24.B16, V25.B16]  // qh: bit s of byte l is weight l's of sub-block s")
     a("VEOR V2.B16, V2.B16, V2.B16")
     for j in range(4):
         a(f"VLD1.P 32(R0), [V16.B16, V17.B16]  // sub-blocks {2*j}, {2*j+1}")
         a("VLD1.P 64(R1), [V20.B16, V21.B16, V22.B16, V23.B16]")
-        a("VAND V31.B16, V16.B16, V18.B16")
-        a("VAND V31.B16, V17.B16, V19.B16")
-        a("VUSHR $4, V16.B16, V16.B16")
-        a("VUSHR $4, V17.B16, V17.B16")
-        if five:
-            for s, regs in ((2*j, (18, 19)), (2*j+1, (16, 17))):
-                for h, r in enumerate(regs):
-                    src = 24 + h
-                    if s < 4:
-                        a(f"VSHL ${4 - s}, V{src}.B16, V26.B16")
-                        src = 26
-                    elif s > 4:
-                        a(f"VUSHR ${s - 4}, V{src}.B16, V26.B16")
-                        src = 26
-                    a(f"VAND V30.B16, V{src}.B16, V26.B16")
-                    a(f"VORR V26.B16, V{r}.B16, V{r}.B16")
-        s = 2 * j
-        nib_products(a, variant, 4, 18, 19, 20, 21, s // 4, s % 4)
-        s = 2 * j + 1
-        nib_products(a, variant, 5, 16, 17, 22, 23, s // 4, s % 4)
+        if not five:
+            a("VAND V31.B16, V16.B16, V18.B16")
+            a("VAND V31.B16, V17.B16, V19.B16")
+            a("VUSHR $4, V16.B16, V16.B16")
+            a("VUSHR $4, V17.B16, V17.B16")
+            nib_products(a, variant, 4, 18, 19, 20, 21, (2*j) // 4, (2*j) % 4)
+            nib_products(a, variant, 5, 16, 17, 22, 23, (2*j+1) // 4, (2*j+1) % 4)
+            continue
+        s0, s1 = 2 * j, 2 * j + 1
+        for h in range(2):
+            q, qh, t = 16 + h, 24 + h, 18 + h
+            # sub-block s1: bit s1 of qh at bit 4 (AND 16), SRI 4 the high nibble
+            if s1 < 4:
+                a(f"VSHL ${4 - s1}, V{qh}.B16, V{t}.B16")
+            else:
+                a(f"VUSHR ${s1 - 4}, V{qh}.B16, V{t}.B16")
+            a(f"VAND V30.B16, V{t}.B16, V{t}.B16")
+            a(f"VSRI $4, V{q}.B16, V{t}.B16  // n of sub-block {s1}")
+            # sub-block s0: bit s0 of qh (AND 1), SLI 4 over the spent high nibble
+            src = qh
+            if s0 > 0:
+                a(f"VUSHR ${s0}, V{qh}.B16, V26.B16")
+                src = 26
+            a(f"VAND V28.B16, V{src}.B16, V26.B16")
+            a(f"VSLI $4, V26.B16, V{q}.B16  // n of sub-block {s0}")
+        nib_products(a, variant, 4, 16, 17, 20, 21, s0 // 4, s0 % 4)
+        nib_products(a, variant, 5, 18, 19, 22, 23, s1 // 4, s1 % 4)
     return k.end()
 
 
@@ -169,13 +178,15 @@ def q6k(variant):
     """q6kIsumGeneric. Per half h (ql 64 bytes Q0..Q3 in V16-V19, qh 32 bytes
     H0, H1 in V20, V21, 128 activations in V22-V29), group g and k < 2 hold
     sub-block 8h + 2g + k: q = (low nibble of Q(2(g%2)+k) for g < 2, else the
-    high one) + 16·((Hk >> 2g) & 3), built as (Q AND 15) ORR ((Hk shifted)
-    AND 48) for g < 2 and as (Hk shifted) AND 48, SRI 4 from Q for g ≥ 2.
-    q is 0..63, so a product is in [−8064, 8001]; NEON keeps 2 products an
-    int16 lane (SMULL + SMLAL2, at most 16128) and multiplies the lanes by the
-    sub-block's int16 scale into V2's int32 lanes (SMLAL/SMLAL2 by element:
-    exact products, sums modulo 2^32); DotProd sums the 16 products in int32
-    (SDOT) and multiplies by the scale widened to int32 (MLA by element)."""
+    high one) + 16·((Hk >> 2g) & 3). Per k: g = 2: Hk AND 48, SRI 4 from
+    Qk; g = 3: (Hk USHR 2) AND 48, SRI 4 from Q(2+k); then Q's high nibbles
+    are spent, and SLI 4 puts (Hk USHR 2) AND 3 (g = 1) and Hk AND 3 (g = 0)
+    over them, keeping the low nibbles. q is 0..63, so a product is in
+    [−8064, 8001]; NEON keeps 2 products an int16 lane (SMULL + SMLAL2, at
+    most 16128) and multiplies the lanes by the sub-block's int16 scale into
+    V2's int32 lanes (SMLAL/SMLAL2 by element: exact products, sums modulo
+    2^32); DotProd sums the 16 products in int32 (SDOT) and multiplies by the
+    scale widened to int32 (MLA by element)."""
     name = "q6kIsum" + variant
     k = K(name, "ql, qh *byte, a *int8, sc *[16]int16", 36, q6k)
     a = k
@@ -183,9 +194,22 @@ def q6k(variant):
     a("MOVD qh+8(FP), R3")
     a("MOVD a+16(FP), R1")
     a("MOVD sc+24(FP), R2")
-    a("VMOVI $15, V31.B16")
+    a("VMOVI $3, V31.B16")
     a("VMOVI $48, V30.B16")
     a("VEOR V2.B16, V2.B16, V2.B16")
+
+    def product(h, i, x):
+        act = 22 + i
+        if variant == "DotProd":
+            a("VEOR V5.B16, V5.B16, V5.B16")
+            a(f"SDOTV(5, {x}, {act})")
+            a(f"MLAE(2, 5, {i // 4}, {i % 4})")
+        else:
+            a(f"SMULL(5, {x}, {act})")
+            a(f"SMLAL2(5, {x}, {act})")
+            a(f"SMLALHE(2, 5, 0, {i})")
+            a(f"SMLAL2HE(2, 5, 0, {i})")
+
     for h in range(2):
         a(f"VLD1.P 16(R2), [V0.H8]  // the scales of sub-blocks {8*h}..{8*h+7}")
         if variant == "DotProd":
@@ -195,34 +219,21 @@ def q6k(variant):
         a("VLD1.P 32(R3), [V20.B16, V21.B16]  // qh")
         a("VLD1.P 64(R1), [V22.B16, V23.B16, V24.B16, V25.B16]")
         a("VLD1.P 64(R1), [V26.B16, V27.B16, V28.B16, V29.B16]")
-        for g in range(4):
-            for kk in range(2):
-                i = 2 * g + kk  # sub-block within the half
-                q = 16 + 2 * (g % 2) + kk
-                hreg = 20 + kk
-                x = 3
-                if g < 2:
-                    a(f"VSHL ${4 - 2*g}, V{hreg}.B16, V4.B16")
-                    a("VAND V30.B16, V4.B16, V4.B16")
-                    a(f"VAND V31.B16, V{q}.B16, V{x}.B16")
-                    a(f"VORR V4.B16, V{x}.B16, V{x}.B16  // q of sub-block {8*h + i}")
-                else:
-                    src = hreg
-                    if g == 3:
-                        a(f"VUSHR $2, V{hreg}.B16, V4.B16")
-                        src = 4
-                    a(f"VAND V30.B16, V{src}.B16, V{x}.B16")
-                    a(f"VSRI $4, V{q}.B16, V{x}.B16  // q of sub-block {8*h + i}")
-                act = 22 + i
-                if variant == "DotProd":
-                    a("VEOR V5.B16, V5.B16, V5.B16")
-                    a(f"SDOTV(5, {x}, {act})")
-                    a(f"MLAE(2, 5, {i // 4}, {i % 4})")
-                else:
-                    a(f"SMULL(5, {x}, {act})")
-                    a(f"SMLAL2(5, {x}, {act})")
-                    a(f"SMLALHE(2, 5, 0, {i})")
-                    a(f"SMLAL2HE(2, 5, 0, {i})")
+        for kk in range(2):
+            hk, q0, q2 = 20 + kk, 16 + kk, 18 + kk
+            a(f"VAND V30.B16, V{hk}.B16, V3.B16")
+            a(f"VSRI $4, V{q0}.B16, V3.B16  // q of sub-block {8*h + 4 + kk}")
+            product(h, 4 + kk, 3)
+            a(f"VUSHR $2, V{hk}.B16, V6.B16")
+            a("VAND V30.B16, V6.B16, V4.B16")
+            a(f"VSRI $4, V{q2}.B16, V4.B16  // q of sub-block {8*h + 6 + kk}")
+            product(h, 6 + kk, 4)
+            a("VAND V31.B16, V6.B16, V6.B16")
+            a(f"VSLI $4, V6.B16, V{q2}.B16  // q of sub-block {8*h + 2 + kk}")
+            product(h, 2 + kk, q2)
+            a(f"VAND V31.B16, V{hk}.B16, V7.B16")
+            a(f"VSLI $4, V7.B16, V{q0}.B16  // q of sub-block {8*h + kk}")
+            product(h, kk, q0)
     return k.end()
 
 
