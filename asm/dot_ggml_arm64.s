@@ -49,6 +49,8 @@ GLOBL q5hb<>(SB), RODATA|NOPTR, $48
 // SADDLP Vd.8H, Vn.16B and SADALP Vd.8H, Vn.16B: adjacent int8 pairs, as int16
 #define SADDLPB(d, n) WORD $(0x4E202800 | ((n)<<5) | (d))
 #define SADALPB(d, n) WORD $(0x4E206800 | ((n)<<5) | (d))
+// BIC Vd.16B, Vn.16B, Vm.16B: Vn AND NOT Vm
+#define BICV(d, n, m) WORD $(0x4E601C00 | ((m)<<16) | ((n)<<5) | (d))
 
 // func q4kIsumDotProd(qs *byte, a *int8, sc *[8]int32) int32
 //
@@ -465,133 +467,309 @@ TEXT ·q5kIsumDotProd(SB), NOSPLIT, $0-36
 
 // func q5_0SumsDotProd(w *byte, a *int8, nb int, p *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·q5_0SumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD p+24(FP), R3
-	ADD $6, R0, R5  // the block's 16 bytes of nibbles
+	ADD $6, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $22, R6
 	VMOVI $15, V31.B16
-	VMOVI $16, V30.B16
+	ADD $2, R0, R9  // the blocks' qh
+	VMOVI $240, V30.B16
 	MOVD $q5hb<>(SB), R4
 	VLD1 (R4), [V26.B16, V27.B16, V28.B16]
-block:
-	MOVWU -4(R5), R7  // qh
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
-	VDUP R7, V24.S4
-	VTBL V26.B16, [V24.B16], V22.B16
-	VTBL V27.B16, [V24.B16], V23.B16
-	VCMTST V28.B16, V22.B16, V22.B16
-	VCMTST V28.B16, V23.B16, V23.B16
-	VAND V30.B16, V22.B16, V22.B16
-	VAND V30.B16, V23.B16, V23.B16
-	VORR V22.B16, V18.B16, V18.B16
-	VORR V23.B16, V19.B16, V19.B16
-	VSUB V30.B16, V18.B16, V18.B16
-	VSUB V30.B16, V19.B16, V19.B16
+	CMP $4, R2
+	BLT one
+four:
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
 	VEOR V0.B16, V0.B16, V0.B16
-	SDOTV(0, 18, 20)
-	SDOTV(0, 19, 21)
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
+	VLD1R.P (R9)(R6), [V23.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VTBL V26.B16, [V23.B16], V19.B16
+	VTBL V27.B16, [V23.B16], V20.B16
+	VCMTST V28.B16, V19.B16, V19.B16
+	VCMTST V28.B16, V20.B16, V20.B16
+	BICV(19, 30, 19)  // 0xF0 where h = 0
+	BICV(20, 30, 20)
+	VBIT V31.B16, V18.B16, V19.B16  // n + 16·h − 16
+	VSRI $4, V18.B16, V20.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	SDOTV(1, 19, 21)
+	SDOTV(1, 20, 22)
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	SDOTV(2, 13, 15)
+	SDOTV(2, 14, 16)
+	VLD1R.P (R9)(R6), [V23.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VTBL V26.B16, [V23.B16], V19.B16
+	VTBL V27.B16, [V23.B16], V20.B16
+	VCMTST V28.B16, V19.B16, V19.B16
+	VCMTST V28.B16, V20.B16, V20.B16
+	BICV(19, 30, 19)  // 0xF0 where h = 0
+	BICV(20, 30, 20)
+	VBIT V31.B16, V18.B16, V19.B16  // n + 16·h − 16
+	VSRI $4, V18.B16, V20.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	SDOTV(3, 19, 21)
+	SDOTV(3, 20, 22)
+	VADDP V1.S4, V0.S4, V8.S4
+	VADDP V3.S4, V2.S4, V9.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 p1 p2 p3]
+	VST1.P [V8.S4], 16(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
 	VADDV V0.S4, V0
 	VMOV V0.S[0], R7
 	MOVW.P R7, 4(R3)
-	SUBS $1, R2, R2
-	BNE block
+	SUB $1, R2, R2
+	B one
+done:
 	RET
 
 // func iq4nlSumsDotProd(w *byte, a *int8, nb int, p *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·iq4nlSumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD p+24(FP), R3
-	ADD $2, R0, R5  // the block's 16 bytes of nibbles
+	ADD $2, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $18, R6
 	VMOVI $15, V31.B16
 	MOVD $iq4cb<>(SB), R4
 	VLD1 (R4), [V30.B16]
-block:
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
-	VTBL V18.B16, [V30.B16], V18.B16
-	VTBL V19.B16, [V30.B16], V19.B16
+	CMP $4, R2
+	BLT one
+four:
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
 	VEOR V0.B16, V0.B16, V0.B16
-	SDOTV(0, 18, 20)
-	SDOTV(0, 19, 21)
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	VTBL V19.B16, [V30.B16], V19.B16
+	VTBL V20.B16, [V30.B16], V20.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	SDOTV(1, 19, 21)
+	SDOTV(1, 20, 22)
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	SDOTV(2, 13, 15)
+	SDOTV(2, 14, 16)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	VTBL V19.B16, [V30.B16], V19.B16
+	VTBL V20.B16, [V30.B16], V20.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	SDOTV(3, 19, 21)
+	SDOTV(3, 20, 22)
+	VADDP V1.S4, V0.S4, V8.S4
+	VADDP V3.S4, V2.S4, V9.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 p1 p2 p3]
+	VST1.P [V8.S4], 16(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
 	VADDV V0.S4, V0
 	VMOV V0.S[0], R7
 	MOVW.P R7, 4(R3)
-	SUBS $1, R2, R2
-	BNE block
+	SUB $1, R2, R2
+	B one
+done:
 	RET
 
 // func q4_1SumsDotProd(w *byte, a *int8, nb int, pt *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·q4_1SumsDotProd(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD pt+24(FP), R3
-	ADD $4, R0, R5  // the block's 16 bytes of nibbles
+	ADD $4, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $20, R6
 	VMOVI $15, V31.B16
 	VMOVI $1, V30.B16
-block:
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
+	CMP $4, R2
+	BLT one
+four:
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
 	VEOR V0.B16, V0.B16, V0.B16
-	SDOTV(0, 18, 20)
-	SDOTV(0, 19, 21)
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
+	VEOR V4.B16, V4.B16, V4.B16
+	SDOTV(4, 30, 15)  // Σa: times the bytes 1
+	SDOTV(4, 30, 16)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
 	VEOR V1.B16, V1.B16, V1.B16
-	SDOTV(1, 30, 20)  // Σa: times the bytes 1
-	SDOTV(1, 30, 21)
-	VADDP V1.S4, V0.S4, V2.S4
-	VADDP V2.S4, V2.S4, V2.S4  // [p, t, p, t]
-	VST1.P [V2.S2], 8(R3)
-	SUBS $1, R2, R2
-	BNE block
+	SDOTV(1, 19, 21)
+	SDOTV(1, 20, 22)
+	VEOR V5.B16, V5.B16, V5.B16
+	SDOTV(5, 30, 21)  // Σa: times the bytes 1
+	SDOTV(5, 30, 22)
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	SDOTV(2, 13, 15)
+	SDOTV(2, 14, 16)
+	VEOR V6.B16, V6.B16, V6.B16
+	SDOTV(6, 30, 15)  // Σa: times the bytes 1
+	SDOTV(6, 30, 16)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	SDOTV(3, 19, 21)
+	SDOTV(3, 20, 22)
+	VEOR V7.B16, V7.B16, V7.B16
+	SDOTV(7, 30, 21)  // Σa: times the bytes 1
+	SDOTV(7, 30, 22)
+	VADDP V4.S4, V0.S4, V8.S4  // [p0 p0 t0 t0]
+	VADDP V5.S4, V1.S4, V9.S4
+	VADDP V6.S4, V2.S4, V10.S4
+	VADDP V7.S4, V3.S4, V11.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 t0 p1 t1]
+	VADDP V11.S4, V10.S4, V9.S4
+	VST1.P [V8.S4, V9.S4], 32(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VEOR V0.B16, V0.B16, V0.B16
+	SDOTV(0, 13, 15)
+	SDOTV(0, 14, 16)
+	VEOR V4.B16, V4.B16, V4.B16
+	SDOTV(4, 30, 15)  // Σa: times the bytes 1
+	SDOTV(4, 30, 16)
+	VADDP V4.S4, V0.S4, V8.S4
+	VADDP V8.S4, V8.S4, V8.S4  // [p, t, p, t]
+	VST1.P [V8.S2], 8(R3)
+	SUB $1, R2, R2
+	B one
+done:
 	RET
 
 // func q4kIsumNEON(qs *byte, a *int8, sc *[8]int32) int32
@@ -1083,137 +1261,341 @@ TEXT ·q5kIsumNEON(SB), NOSPLIT, $0-36
 
 // func q5_0SumsNEON(w *byte, a *int8, nb int, p *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·q5_0SumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD p+24(FP), R3
-	ADD $6, R0, R5  // the block's 16 bytes of nibbles
+	ADD $6, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $22, R6
 	VMOVI $15, V31.B16
-	VMOVI $16, V30.B16
+	ADD $2, R0, R9  // the blocks' qh
+	VMOVI $240, V30.B16
 	MOVD $q5hb<>(SB), R4
 	VLD1 (R4), [V26.B16, V27.B16, V28.B16]
-block:
-	MOVWU -4(R5), R7  // qh
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
-	VDUP R7, V24.S4
-	VTBL V26.B16, [V24.B16], V22.B16
-	VTBL V27.B16, [V24.B16], V23.B16
-	VCMTST V28.B16, V22.B16, V22.B16
-	VCMTST V28.B16, V23.B16, V23.B16
-	VAND V30.B16, V22.B16, V22.B16
-	VAND V30.B16, V23.B16, V23.B16
-	VORR V22.B16, V18.B16, V18.B16
-	VORR V23.B16, V19.B16, V19.B16
-	VSUB V30.B16, V18.B16, V18.B16
-	VSUB V30.B16, V19.B16, V19.B16
-	SMULL(4, 18, 20)
-	SMLAL2(4, 18, 20)
-	SMLAL(4, 19, 21)
-	SMLAL2(4, 19, 21)
-	SADDLP(0, 4)
+	CMP $4, R2
+	BLT one
+four:
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(0, 12)
+	VLD1R.P (R9)(R6), [V23.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VTBL V26.B16, [V23.B16], V19.B16
+	VTBL V27.B16, [V23.B16], V20.B16
+	VCMTST V28.B16, V19.B16, V19.B16
+	VCMTST V28.B16, V20.B16, V20.B16
+	BICV(19, 30, 19)  // 0xF0 where h = 0
+	BICV(20, 30, 20)
+	VBIT V31.B16, V18.B16, V19.B16  // n + 16·h − 16
+	VSRI $4, V18.B16, V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMLAL(18, 20, 22)
+	SMLAL2(18, 20, 22)
+	SADDLP(1, 18)
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(2, 12)
+	VLD1R.P (R9)(R6), [V23.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VTBL V26.B16, [V23.B16], V19.B16
+	VTBL V27.B16, [V23.B16], V20.B16
+	VCMTST V28.B16, V19.B16, V19.B16
+	VCMTST V28.B16, V20.B16, V20.B16
+	BICV(19, 30, 19)  // 0xF0 where h = 0
+	BICV(20, 30, 20)
+	VBIT V31.B16, V18.B16, V19.B16  // n + 16·h − 16
+	VSRI $4, V18.B16, V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMLAL(18, 20, 22)
+	SMLAL2(18, 20, 22)
+	SADDLP(3, 18)
+	VADDP V1.S4, V0.S4, V8.S4
+	VADDP V3.S4, V2.S4, V9.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 p1 p2 p3]
+	VST1.P [V8.S4], 16(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1R.P (R9)(R6), [V17.S4]  // qh, 4 times
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VTBL V26.B16, [V17.B16], V13.B16
+	VTBL V27.B16, [V17.B16], V14.B16
+	VCMTST V28.B16, V13.B16, V13.B16
+	VCMTST V28.B16, V14.B16, V14.B16
+	BICV(13, 30, 13)  // 0xF0 where h = 0
+	BICV(14, 30, 14)
+	VBIT V31.B16, V12.B16, V13.B16  // n + 16·h − 16
+	VSRI $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(0, 12)
 	VADDV V0.S4, V0
 	VMOV V0.S[0], R7
 	MOVW.P R7, 4(R3)
-	SUBS $1, R2, R2
-	BNE block
+	SUB $1, R2, R2
+	B one
+done:
 	RET
 
 // func iq4nlSumsNEON(w *byte, a *int8, nb int, p *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·iq4nlSumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD p+24(FP), R3
-	ADD $2, R0, R5  // the block's 16 bytes of nibbles
+	ADD $2, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $18, R6
 	VMOVI $15, V31.B16
 	MOVD $iq4cb<>(SB), R4
 	VLD1 (R4), [V30.B16]
-block:
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
-	VTBL V18.B16, [V30.B16], V18.B16
+	CMP $4, R2
+	BLT one
+four:
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMULL(17, 14, 16)
+	SMLAL2(17, 14, 16)
+	SADDLP(0, 12)
+	SADALP(0, 17)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
 	VTBL V19.B16, [V30.B16], V19.B16
-	SMULL(4, 18, 20)
-	SMLAL2(4, 18, 20)
-	SMULL(5, 19, 21)
-	SMLAL2(5, 19, 21)
-	SADDLP(0, 4)
-	SADALP(0, 5)
+	VTBL V20.B16, [V30.B16], V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMULL(23, 20, 22)
+	SMLAL2(23, 20, 22)
+	SADDLP(1, 18)
+	SADALP(1, 23)
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMULL(17, 14, 16)
+	SMLAL2(17, 14, 16)
+	SADDLP(2, 12)
+	SADALP(2, 17)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	VTBL V19.B16, [V30.B16], V19.B16
+	VTBL V20.B16, [V30.B16], V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMULL(23, 20, 22)
+	SMLAL2(23, 20, 22)
+	SADDLP(3, 18)
+	SADALP(3, 23)
+	VADDP V1.S4, V0.S4, V8.S4
+	VADDP V3.S4, V2.S4, V9.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 p1 p2 p3]
+	VST1.P [V8.S4], 16(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	VTBL V13.B16, [V30.B16], V13.B16
+	VTBL V14.B16, [V30.B16], V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMULL(17, 14, 16)
+	SMLAL2(17, 14, 16)
+	SADDLP(0, 12)
+	SADALP(0, 17)
 	VADDV V0.S4, V0
 	VMOV V0.S[0], R7
 	MOVW.P R7, 4(R3)
-	SUBS $1, R2, R2
-	BNE block
+	SUB $1, R2, R2
+	B one
+done:
 	RET
 
 // func q4_1SumsNEON(w *byte, a *int8, nb int, pt *int32)
 //
-// The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-// blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-// TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-// iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-// nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-// halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-// products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-// int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-// NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-// with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-// [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128.
+// The block sums of 32, four blocks an iteration (then one at a time):
+// q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+// byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+// low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+// n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+// q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+// low and the 16 high halves of the block, times the block's 32
+// activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+// magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+// 8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+// registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+// lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+// the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+// [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128.
 TEXT ·q4_1SumsNEON(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD nb+16(FP), R2
 	MOVD pt+24(FP), R3
-	ADD $4, R0, R5  // the block's 16 bytes of nibbles
+	ADD $4, R0, R5  // the blocks' 16 bytes of nibbles
 	MOVD $20, R6
 	VMOVI $15, V31.B16
-block:
-	VLD1.P (R5)(R6), [V16.B16]
-	VLD1.P 32(R1), [V20.B16, V21.B16]
-	VAND V31.B16, V16.B16, V18.B16
-	VUSHR $4, V16.B16, V19.B16
-	SMULL(4, 18, 20)
-	SMLAL2(4, 18, 20)
-	SMLAL(4, 19, 21)
-	SMLAL2(4, 19, 21)
-	SADDLP(0, 4)
-	SADDLPB(5, 20)  // Σa: int16 lanes of 4
-	SADALPB(5, 21)
-	SADDLP(1, 5)
-	VADDP V1.S4, V0.S4, V2.S4
-	VADDP V2.S4, V2.S4, V2.S4  // [p, t, p, t]
-	VST1.P [V2.S2], 8(R3)
-	SUBS $1, R2, R2
-	BNE block
+	CMP $4, R2
+	BLT one
+four:
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(0, 12)
+	SADDLPB(17, 15)  // Σa: int16 lanes of 4
+	SADALPB(17, 16)
+	SADDLP(4, 17)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMLAL(18, 20, 22)
+	SMLAL2(18, 20, 22)
+	SADDLP(1, 18)
+	SADDLPB(23, 21)  // Σa: int16 lanes of 4
+	SADALPB(23, 22)
+	SADDLP(5, 23)
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(2, 12)
+	SADDLPB(17, 15)  // Σa: int16 lanes of 4
+	SADALPB(17, 16)
+	SADDLP(6, 17)
+	VLD1.P (R5)(R6), [V18.B16]
+	VLD1.P 32(R1), [V21.B16, V22.B16]
+	VAND V31.B16, V18.B16, V19.B16
+	VUSHR $4, V18.B16, V20.B16
+	SMULL(18, 19, 21)
+	SMLAL2(18, 19, 21)
+	SMLAL(18, 20, 22)
+	SMLAL2(18, 20, 22)
+	SADDLP(3, 18)
+	SADDLPB(23, 21)  // Σa: int16 lanes of 4
+	SADALPB(23, 22)
+	SADDLP(7, 23)
+	VADDP V4.S4, V0.S4, V8.S4  // [p0 p0 t0 t0]
+	VADDP V5.S4, V1.S4, V9.S4
+	VADDP V6.S4, V2.S4, V10.S4
+	VADDP V7.S4, V3.S4, V11.S4
+	VADDP V9.S4, V8.S4, V8.S4  // [p0 t0 p1 t1]
+	VADDP V11.S4, V10.S4, V9.S4
+	VST1.P [V8.S4, V9.S4], 32(R3)
+	SUB $4, R2, R2
+	CMP $4, R2
+	BGE four
+one:
+	CBZ R2, done
+	VLD1.P (R5)(R6), [V12.B16]
+	VLD1.P 32(R1), [V15.B16, V16.B16]
+	VAND V31.B16, V12.B16, V13.B16
+	VUSHR $4, V12.B16, V14.B16
+	SMULL(12, 13, 15)
+	SMLAL2(12, 13, 15)
+	SMLAL(12, 14, 16)
+	SMLAL2(12, 14, 16)
+	SADDLP(0, 12)
+	SADDLPB(17, 15)  // Σa: int16 lanes of 4
+	SADALPB(17, 16)
+	SADDLP(4, 17)
+	VADDP V4.S4, V0.S4, V8.S4
+	VADDP V8.S4, V8.S4, V8.S4  // [p, t, p, t]
+	VST1.P [V8.S2], 8(R3)
+	SUB $1, R2, R2
+	B one
+done:
 	RET

@@ -67,6 +67,8 @@ GLOBL q5hb<>(SB), RODATA|NOPTR, $48
 // SADDLP Vd.8H, Vn.16B and SADALP Vd.8H, Vn.16B: adjacent int8 pairs, as int16
 #define SADDLPB(d, n) WORD $(0x4E202800 | ((n)<<5) | (d))
 #define SADALPB(d, n) WORD $(0x4E206800 | ((n)<<5) | (d))
+// BIC Vd.16B, Vn.16B, Vm.16B: Vn AND NOT Vm
+#define BICV(d, n, m) WORD $(0x4E601C00 | ((m)<<16) | ((n)<<5) | (d))
 """
 
 
@@ -283,17 +285,20 @@ def iq4xs(variant):
 
 
 def sums32(kind, variant):
-    """The block sums of 32, one block an iteration: q5_0SumsGeneric (22-byte
-    blocks: the nibbles, ORed with 16 where qh's bit is set (qh broadcast,
-    TBL to each element's byte, CMTST with its bit, AND 16), minus 16: −16..15),
-    iq4nlSumsGeneric (18: the codebook by TBL) and q4_1SumsGeneric (20: the
-    nibbles, and Σa). Weights w, 16 bytes as the 16 low and the 16 high
-    halves of the block, times the block's 32 activations: Q5_0 and Q4_1
-    products are at most 16·128 = 2048 in magnitude, so NEON keeps 4 in an
-    int16 lane (SMULL + 3 SMLAL, at most 8192); IQ4_NL's at most 16256, so
-    NEON keeps 2 (SMULL + SMLAL2, two lanes, at most 32512) and widens both
-    with SADDLP/SADALP. DotProd sums in int32 (SDOT). ADDV (Q4_1: two ADDP,
-    [p, t]) forms the block's int32, which is exact: |p| ≤ 32·127·128."""
+    """The block sums of 32, four blocks an iteration (then one at a time):
+    q5_0SumsGeneric (22-byte blocks: qh broadcast, TBL to each element's
+    byte, CMTST with its bit, BIC from 0xF0: 0xF0 where the bit is clear; the
+    low nibbles go into that by BIT, the high ones by SRI 4, so the int8 is
+    n + 16·h − 16, −16..15), iq4nlSumsGeneric (18: the codebook by TBL) and
+    q4_1SumsGeneric (20: the nibbles, and Σa). Weights w, 16 bytes as the 16
+    low and the 16 high halves of the block, times the block's 32
+    activations: Q5_0 and Q4_1 products are at most 16·128 = 2048 in
+    magnitude, so NEON keeps 4 in an int16 lane (SMULL + 3 SMLAL, at most
+    8192); IQ4_NL's at most 16256, so NEON keeps 2 (SMULL + SMLAL2, two
+    registers, at most 32512) and widens both with SADDLP/SADALP; Σa: int16
+    lanes of 4 bytes (SADDLP, SADALP). DotProd sums in int32 (SDOT; Σa as
+    the SDOT with bytes 1). ADDP trees form the blocks' int32s, [p0..p3] (Q4_1:
+    [p0, t0, …, p3, t3]), which are exact: |p| ≤ 32·127·128."""
     bb, off, name = {"q5_0": (22, 6, "q5_0Sums"), "iq4nl": (18, 2, "iq4nlSums"), "q4_1": (20, 4, "q4_1Sums")}[kind]
     name += variant
     pn = "pt" if kind == "q4_1" else "p"
@@ -303,11 +308,12 @@ def sums32(kind, variant):
     a("MOVD a+8(FP), R1")
     a("MOVD nb+16(FP), R2")
     a(f"MOVD {pn}+24(FP), R3")
-    a(f"ADD ${off}, R0, R5  // the block's 16 bytes of nibbles")
+    a(f"ADD ${off}, R0, R5  // the blocks' 16 bytes of nibbles")
     a(f"MOVD ${bb}, R6")
     a("VMOVI $15, V31.B16")
     if kind == "q5_0":
-        a("VMOVI $16, V30.B16")
+        a("ADD $2, R0, R9  // the blocks' qh")
+        a("VMOVI $240, V30.B16")
         a("MOVD $q5hb<>(SB), R4")
         a("VLD1 (R4), [V26.B16, V27.B16, V28.B16]")
     elif kind == "iq4nl":
@@ -315,64 +321,91 @@ def sums32(kind, variant):
         a("VLD1 (R4), [V30.B16]")
     elif variant == "DotProd":
         a("VMOVI $1, V30.B16")
-    L.append("block:")
-    if kind == "q5_0":
-        a("MOVWU -4(R5), R7  // qh")
-    a("VLD1.P (R5)(R6), [V16.B16]")
-    a("VLD1.P 32(R1), [V20.B16, V21.B16]")
-    a("VAND V31.B16, V16.B16, V18.B16")
-    a("VUSHR $4, V16.B16, V19.B16")
-    if kind == "q5_0":
-        a("VDUP R7, V24.S4")
-        a("VTBL V26.B16, [V24.B16], V22.B16")
-        a("VTBL V27.B16, [V24.B16], V23.B16")
-        a("VCMTST V28.B16, V22.B16, V22.B16")
-        a("VCMTST V28.B16, V23.B16, V23.B16")
-        a("VAND V30.B16, V22.B16, V22.B16")
-        a("VAND V30.B16, V23.B16, V23.B16")
-        a("VORR V22.B16, V18.B16, V18.B16")
-        a("VORR V23.B16, V19.B16, V19.B16")
-        a("VSUB V30.B16, V18.B16, V18.B16")
-        a("VSUB V30.B16, V19.B16, V19.B16")
-    elif kind == "iq4nl":
-        a("VTBL V18.B16, [V30.B16], V18.B16")
-        a("VTBL V19.B16, [V30.B16], V19.B16")
-    if variant == "DotProd":
-        a("VEOR V0.B16, V0.B16, V0.B16")
-        a("SDOTV(0, 18, 20)")
-        a("SDOTV(0, 19, 21)")
-        if kind == "q4_1":
-            a("VEOR V1.B16, V1.B16, V1.B16")
-            a("SDOTV(1, 30, 20)  // Σa: times the bytes 1")
-            a("SDOTV(1, 30, 21)")
-    else:
-        if kind == "iq4nl":
-            a("SMULL(4, 18, 20)")
-            a("SMLAL2(4, 18, 20)")
-            a("SMULL(5, 19, 21)")
-            a("SMLAL2(5, 19, 21)")
-            a("SADDLP(0, 4)")
-            a("SADALP(0, 5)")
+
+    def block(p, t, r):
+        """Block sum into V(p) (Q4_1: Σa into V(t)), temporaries V(r)..V(r+5)."""
+        q, lo, hi, a0, a1, tmp = r, r + 1, r + 2, r + 3, r + 4, r + 5
+        if kind == "q5_0":
+            a(f"VLD1R.P (R9)(R6), [V{tmp}.S4]  // qh, 4 times")
+        a(f"VLD1.P (R5)(R6), [V{q}.B16]")
+        a(f"VLD1.P 32(R1), [V{a0}.B16, V{a1}.B16]")
+        if kind == "q5_0":
+            a(f"VTBL V26.B16, [V{tmp}.B16], V{lo}.B16")
+            a(f"VTBL V27.B16, [V{tmp}.B16], V{hi}.B16")
+            a(f"VCMTST V28.B16, V{lo}.B16, V{lo}.B16")
+            a(f"VCMTST V28.B16, V{hi}.B16, V{hi}.B16")
+            a(f"BICV({lo}, 30, {lo})  // 0xF0 where h = 0")
+            a(f"BICV({hi}, 30, {hi})")
+            a(f"VBIT V31.B16, V{q}.B16, V{lo}.B16  // n + 16·h − 16")
+            a(f"VSRI $4, V{q}.B16, V{hi}.B16")
         else:
-            a("SMULL(4, 18, 20)")
-            a("SMLAL2(4, 18, 20)")
-            a("SMLAL(4, 19, 21)")
-            a("SMLAL2(4, 19, 21)")
-            a("SADDLP(0, 4)")
-        if kind == "q4_1":
-            a("SADDLPB(5, 20)  // Σa: int16 lanes of 4")
-            a("SADALPB(5, 21)")
-            a("SADDLP(1, 5)")
+            a(f"VAND V31.B16, V{q}.B16, V{lo}.B16")
+            a(f"VUSHR $4, V{q}.B16, V{hi}.B16")
+            if kind == "iq4nl":
+                a(f"VTBL V{lo}.B16, [V30.B16], V{lo}.B16")
+                a(f"VTBL V{hi}.B16, [V30.B16], V{hi}.B16")
+        if variant == "DotProd":
+            a(f"VEOR V{p}.B16, V{p}.B16, V{p}.B16")
+            a(f"SDOTV({p}, {lo}, {a0})")
+            a(f"SDOTV({p}, {hi}, {a1})")
+            if kind == "q4_1":
+                a(f"VEOR V{t}.B16, V{t}.B16, V{t}.B16")
+                a(f"SDOTV({t}, 30, {a0})  // Σa: times the bytes 1")
+                a(f"SDOTV({t}, 30, {a1})")
+        else:
+            if kind == "iq4nl":
+                a(f"SMULL({q}, {lo}, {a0})")
+                a(f"SMLAL2({q}, {lo}, {a0})")
+                a(f"SMULL({tmp}, {hi}, {a1})")
+                a(f"SMLAL2({tmp}, {hi}, {a1})")
+                a(f"SADDLP({p}, {q})")
+                a(f"SADALP({p}, {tmp})")
+            else:
+                a(f"SMULL({q}, {lo}, {a0})")
+                a(f"SMLAL2({q}, {lo}, {a0})")
+                a(f"SMLAL({q}, {hi}, {a1})")
+                a(f"SMLAL2({q}, {hi}, {a1})")
+                a(f"SADDLP({p}, {q})")
+            if kind == "q4_1":
+                a(f"SADDLPB({tmp}, {a0})  // Σa: int16 lanes of 4")
+                a(f"SADALPB({tmp}, {a1})")
+                a(f"SADDLP({t}, {tmp})")
+
+    a("CMP $4, R2")
+    a("BLT one")
+    L.append("four:")
+    for b in range(4):
+        block(b, 4 + b, 12 + 6 * (b % 2))
     if kind == "q4_1":
-        a("VADDP V1.S4, V0.S4, V2.S4")
-        a("VADDP V2.S4, V2.S4, V2.S4  // [p, t, p, t]")
-        a("VST1.P [V2.S2], 8(R3)")
+        a("VADDP V4.S4, V0.S4, V8.S4  // [p0 p0 t0 t0]")
+        a("VADDP V5.S4, V1.S4, V9.S4")
+        a("VADDP V6.S4, V2.S4, V10.S4")
+        a("VADDP V7.S4, V3.S4, V11.S4")
+        a("VADDP V9.S4, V8.S4, V8.S4  // [p0 t0 p1 t1]")
+        a("VADDP V11.S4, V10.S4, V9.S4")
+        a("VST1.P [V8.S4, V9.S4], 32(R3)")
+    else:
+        a("VADDP V1.S4, V0.S4, V8.S4")
+        a("VADDP V3.S4, V2.S4, V9.S4")
+        a("VADDP V9.S4, V8.S4, V8.S4  // [p0 p1 p2 p3]")
+        a("VST1.P [V8.S4], 16(R3)")
+    a("SUB $4, R2, R2")
+    a("CMP $4, R2")
+    a("BGE four")
+    L.append("one:")
+    a("CBZ R2, done")
+    block(0, 4, 12)
+    if kind == "q4_1":
+        a("VADDP V4.S4, V0.S4, V8.S4")
+        a("VADDP V8.S4, V8.S4, V8.S4  // [p, t, p, t]")
+        a("VST1.P [V8.S2], 8(R3)")
     else:
         a("VADDV V0.S4, V0")
         a("VMOV V0.S[0], R7")
         a("MOVW.P R7, 4(R3)")
-    a("SUBS $1, R2, R2")
-    a("BNE block")
+    a("SUB $1, R2, R2")
+    a("B one")
+    L.append("done:")
     a("RET")
     return "\n".join(L) + "\n"
 
