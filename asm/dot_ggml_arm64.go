@@ -2,17 +2,19 @@
 
 package asm
 
-// The superblock sums of the K-quants and IQ4_XS on arm64 (dot_ggml_arm64.s,
-// written by _genarm64/ggml.py: run `python3 _genarm64/ggml.py >
-// dot_ggml_arm64.s` in asm/), dispatched as dot_ggml_amd64.go dispatches the
-// AVX2 ones: the ...K forms take a variant, so tests compare every variant the
-// CPU has with the pure-Go twin. DotProd kernels use SDOT; I8MM CPUs have the
-// dot product, so I8MM runs them too; NEON kernels use SMULL/SMLAL into int16
-// lanes that cannot overflow (the .s file says why for each). Each is its
-// twin for any bytes, any int8 activations (−128 included) and any scales:
-// the sub-block sums are exact, and the scaled sum is formed modulo 2^32 as
-// the twin's int32 arithmetic forms it. Bounds are checked here, not in the
-// kernels; no alignment is needed, nothing aliases, nothing is written.
+// The superblock sums of the K-quants and IQ4_XS, and the block sums of
+// Q5_0, IQ4_NL and Q4_1, on arm64 (dot_ggml_arm64.s, written by
+// _genarm64/ggml.py: run `python3 _genarm64/ggml.py > dot_ggml_arm64.s` in
+// asm/), dispatched as dot_ggml_amd64.go dispatches the AVX2 ones: the ...K
+// forms take a variant, so tests compare every variant the CPU has with the
+// pure-Go twin. DotProd kernels use SDOT; I8MM CPUs have the dot product, so
+// I8MM runs them too; NEON kernels use SMULL/SMLAL into int16 lanes that
+// cannot overflow (the .s file says why for each). Each is its twin for any
+// bytes, any int8 activations (−128 included) and any scales: the sub-block
+// and block sums are exact, and the scaled sum is formed modulo 2^32 as the
+// twin's int32 arithmetic forms it. Bounds are checked here, not in the
+// kernels; no alignment is needed, nothing aliases, and only the block-sum
+// kernels write (p).
 
 //go:noescape
 func q4kIsumDotProd(qs *byte, a *int8, sc *[8]int32) int32
