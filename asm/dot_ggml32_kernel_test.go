@@ -54,20 +54,19 @@ func q4_1SumsPlain(w []byte, a []int8, nb int) []int64 {
 
 // sums32Case is one block-sum function with its twin, oracle and shape.
 type sums32Case struct {
-	name   string
-	bb     int // bytes per block
-	per    int // outputs per block
-	noNeg  bool
-	k      func(Kernel, []byte, []int8, []int32)
-	gen    func([]byte, []int8, []int32)
-	plain  func([]byte, []int8, int) []int64
-	negOK  Kernel // a variant that takes −128 activations even when noNeg
-	negOKs bool
+	name  string
+	bb    int // bytes per block
+	per   int // outputs per block
+	noNeg bool
+	k     func(Kernel, []byte, []int8, []int32)
+	gen   func([]byte, []int8, []int32)
+	plain func([]byte, []int8, int) []int64
+	negOK []Kernel // the variants that take −128 activations even when noNeg
 }
 
 var sums32Cases = []sums32Case{
 	{name: "Q5_0", bb: 22, per: 1, k: q5_0SumsK, gen: q5_0SumsGeneric, plain: q5_0SumsPlain},
-	{name: "IQ4_NL", bb: 18, per: 1, noNeg: true, k: iq4nlSumsK, gen: iq4nlSumsGeneric, plain: iq4nlSumsPlain, negOK: AVX512, negOKs: true},
+	{name: "IQ4_NL", bb: 18, per: 1, noNeg: true, k: iq4nlSumsK, gen: iq4nlSumsGeneric, plain: iq4nlSumsPlain, negOK: iq4AnyActivation},
 	{name: "Q4_1", bb: 20, per: 2, k: q4_1SumsK, gen: q4_1SumsGeneric, plain: q4_1SumsPlain},
 }
 
@@ -80,8 +79,10 @@ func checkSums32(t *testing.T, c sums32Case, w []byte, a []int8, nb int, neg boo
 	ks := ggmlKernels()
 	if neg && c.noNeg {
 		ks = []Kernel{Generic}
-		if c.negOKs && Available(c.negOK) {
-			ks = append(ks, c.negOK)
+		for _, k := range c.negOK {
+			if Available(k) {
+				ks = append(ks, k)
+			}
 		}
 	}
 	for _, k := range ks {

@@ -328,16 +328,38 @@ func TestIQ4XSIsumEquivalence(t *testing.T) {
 	}
 }
 
-// TestIQ4XSIsumAnyActivation: the AVX-512 IQ4_XS kernel (VPDPBUSD with the
-// codebook offset by 128, no sign trick) has no precondition on the
-// activations: with −128 among them it still equals the int64 sum.
+// iq4AnyActivation lists the IQ4_XS and IQ4_NL variants without the AVX2
+// kernels' precondition on the activations: AVX-512 (VPDPBUSD with the codebook
+// offset by 128, no sign trick) and the arm64 ones (signed products of the
+// codebook values themselves).
+var iq4AnyActivation = []Kernel{AVX512, NEON, DotProd, I8MM}
+
+// TestIQ4XSIsumAnyActivation: the IQ4_XS variants in iq4AnyActivation have
+// no precondition on the activations: with −128 among them (and all of them
+// −128, every weight K = −127, scales −32: the largest products) they still
+// equal the int64 sum.
 func TestIQ4XSIsumAnyActivation(t *testing.T) {
-	if !Available(AVX512) {
-		t.Skip("AVX512: not available on this CPU or build")
+	var ks []Kernel
+	for _, k := range iq4AnyActivation {
+		if Available(k) {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 {
+		t.Skip("no IQ4_XS variant without the activation precondition on this CPU or build")
 	}
 	r := rand.New(rand.NewSource(5))
 	qs, a := make([]byte, 128), make([]int8, 256)
 	var sc [8]int16
+	check := func() {
+		t.Helper()
+		want := iq4xsIsumPlain(qs, a, &sc)
+		for _, k := range ks {
+			if g := iq4xsIsumK(k, qs, a, &sc); int64(g) != want {
+				t.Fatalf("%v %d, plain %d", k, g, want)
+			}
+		}
+	}
 	for it := 0; it < 500; it++ {
 		r.Read(qs)
 		for i := range a {
@@ -349,8 +371,63 @@ func TestIQ4XSIsumAnyActivation(t *testing.T) {
 		for s := range sc {
 			sc[s] = int16(r.Intn(64) - 32)
 		}
-		if g, want := iq4xsIsumK(AVX512, qs, a, &sc), iq4xsIsumPlain(qs, a, &sc); int64(g) != want {
-			t.Fatalf("avx512 %d, plain %d", g, want)
+		check()
+	}
+	for _, q := range []byte{0x00, 0xff, 0x0f} {
+		for i := range qs {
+			qs[i] = q
+		}
+		for i := range a {
+			a[i] = -128
+		}
+		for _, scv := range []int16{-32, 31} {
+			for s := range sc {
+				sc[s] = scv
+			}
+			check()
+		}
+	}
+}
+
+// TestGGMLIsumWrap: with scales far outside the formats' ranges, where the
+// twins' int32 sums wrap, every variant still gives the twin's int32 (the
+// sub-block sums are exact and the scaled sum is formed modulo 2^32; the
+// AVX2/AVX-512 IQ4_XS and Q6_K kernels multiply int16 scales, so those stay
+// int16 here).
+func TestGGMLIsumWrap(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	qs, qh, ql, qh6, a := make([]byte, 128), make([]byte, 32), make([]byte, 128), make([]byte, 64), make([]int8, 256)
+	for it := 0; it < 200; it++ {
+		r.Read(qs)
+		r.Read(qh)
+		r.Read(ql)
+		r.Read(qh6)
+		for i := range a {
+			a[i] = int8(r.Intn(255) - 127)
+		}
+		var sc32 [8]int32
+		var sc16 [16]int16
+		var sc8 [8]int16
+		for s := range sc32 {
+			sc32[s] = int32(r.Uint32())
+			sc8[s] = int16(r.Intn(1<<16) - 1<<15)
+		}
+		for s := range sc16 {
+			sc16[s] = int16(r.Intn(1<<16) - 1<<15)
+		}
+		for _, k := range ggmlKernels() {
+			if g, w := q4kIsumK(k, qs, a, &sc32), q4kIsumGeneric(qs, a, &sc32); g != w {
+				t.Fatalf("Q4_K %v %d, generic %d", k, g, w)
+			}
+			if g, w := q5kIsumK(k, qs, qh, a, &sc32), q5kIsumGeneric(qs, qh, a, &sc32); g != w {
+				t.Fatalf("Q5_K %v %d, generic %d", k, g, w)
+			}
+			if g, w := q6kIsumK(k, ql, qh6, a, &sc16), q6kIsumGeneric(ql, qh6, a, &sc16); g != w {
+				t.Fatalf("Q6_K %v %d, generic %d", k, g, w)
+			}
+			if g, w := iq4xsIsumK(k, qs, a, &sc8), iq4xsIsumGeneric(qs, a, &sc8); g != w {
+				t.Fatalf("IQ4_XS %v %d, generic %d", k, g, w)
+			}
 		}
 	}
 }

@@ -7,25 +7,31 @@ import (
 	"testing"
 )
 
-// TestGeneratedARM64 checks that kernels_arm64.s is the output of its
-// generator, _genarm64/gen.py (skipped where python3 is missing).
+// TestGeneratedARM64 checks that kernels_arm64.s and dot_ggml_arm64.s are
+// the output of their generators, _genarm64/gen.py and _genarm64/ggml.py
+// (skipped where python3 is missing).
 func TestGeneratedARM64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short: the generator check runs in the full (amd64) test run")
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not found: kernels_arm64.s not checked against _genarm64/gen.py")
+		t.Skip("python3 not found: the arm64 .s files not checked against _genarm64")
 	}
-	want, err := exec.Command(py, "_genarm64/gen.py").Output()
-	if err != nil {
-		t.Fatalf("_genarm64/gen.py: %v", err)
-	}
-	got, err := os.ReadFile("kernels_arm64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("kernels_arm64.s is not _genarm64/gen.py's output: run `python3 _genarm64/gen.py > kernels_arm64.s` in asm/")
+	for _, g := range []struct{ gen, out string }{
+		{"_genarm64/gen.py", "kernels_arm64.s"},
+		{"_genarm64/ggml.py", "dot_ggml_arm64.s"},
+	} {
+		want, err := exec.Command(py, g.gen).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", g.gen, err)
+		}
+		got, err := os.ReadFile(g.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s is not %s's output: run `python3 %s > %s` in asm/", g.out, g.gen, g.gen, g.out)
+		}
 	}
 }
