@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/krafla/krafla/mlb"
+	"github.com/krafla/krafla/mlb/mlbtest"
 )
 
 // TestPoolParts13: run's partition as its comment states it: one worker per
@@ -106,4 +109,40 @@ func TestPoolReleasesTask13(t *testing.T) {
 		t.Errorf("the buffer captured by a finished run's task is still reachable")
 	}
 	runtime.KeepAlive(p)
+}
+
+// TestSessionScratch13: the activation scratch has the sizes Session's field
+// comments give, for a batch of B = 3 rows: qa (B, max input width), da
+// (B, width/32), with Q8_K matrices qk (B, width), dk (B, width/256), bk
+// (B, width/16), and each RoPE table (B, rot_dim/2). The model is Mixed's
+// (dim 256, 8 heads of 32, K quants) with hidden_dim 512, so the widest
+// input is 512 and rot_dim is the head dim 32. Without this, buffers 32 or
+// 1024 times too large (`/` → `*`) changed no result.
+func TestSessionScratch13(t *testing.T) {
+	h := mlbtest.Mixed(mlb.Q4_K, mlb.Q6_K)
+	h.HiddenDim = 512
+	m, _ := openModel(t, h, 3)
+	s, err := m.NewSession(SessionOptions{Batch: 3, Ctx: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name      string
+		got, want int
+	}{
+		{"qa", len(s.qa), 3 * 512},
+		{"da", len(s.da), 3 * 512 / 32},
+		{"qk", len(s.qk), 3 * 512},
+		{"dk", len(s.dk), 3 * 512 / 256},
+		{"bk", len(s.bk), 3 * 512 / 16},
+		{"cos[0]", len(s.cos[0]), 3 * 16},
+		{"cos[1]", len(s.cos[1]), 3 * 16},
+		{"sin[0]", len(s.sin[0]), 3 * 16},
+		{"sin[1]", len(s.sin[1]), 3 * 16},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("len(s.%s) = %d, want %d", tc.name, tc.got, tc.want)
+		}
+	}
 }
