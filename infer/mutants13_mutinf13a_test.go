@@ -146,3 +146,21 @@ func TestSessionScratch13(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolSpins13: a worker that has just finished a task spins before it
+// blocks (pool's comment: a token's next product comes within microseconds,
+// sooner than a sleeping worker wakes). On one P this is deterministic: the
+// caller only runs again, and sees its parts done, once the worker yields, and
+// the worker's first yield is in its spin loop, before it announces a sleep.
+func TestPoolSpins13(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := newPool(2)
+	defer p.close()
+	w := p.workers[0]
+	for round := range 3 {
+		p.run(2, 1, func(part, lo, hi int) {})
+		if w.sleeping.Load() {
+			t.Fatalf("round %d: the worker went to sleep right after its task, without spinning", round)
+		}
+	}
+}
