@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/x448/float16"
 )
 
 // Tests written from the mutants of the K-quant and IQ4 quantizers
@@ -148,5 +150,749 @@ func TestMutants13Q5_0ZeroImportance(t *testing.T) {
 	}
 	if pyF16(q[22:]) == 0 {
 		t.Error("block with importance 1: d = 0")
+	}
+}
+
+// qxCands13 lists make_qx_quants' 19 candidate level sets for x (levels in
+// [−nmax, nmax−1]): iscale = −(nmax + 0.1·is)/max for is = −9…9, max the
+// (first) element of the largest magnitude, each level the nearest integer
+// (half to even) to iscale·x, clamped; the float32 arithmetic the rule names.
+func qxCands13(x []float32, nmax int) [][]int {
+	var mx, amax float32
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); a > amax {
+			amax, mx = a, v
+		}
+	}
+	var out [][]int
+	for is := -9; is <= 9; is++ {
+		iscale := -(float32(nmax) + float32(0.1*float32(is))) / mx
+		l := make([]int, len(x))
+		for i, v := range x {
+			l[i] = max(-nmax, min(nmax-1, int(math.RoundToEven(float64(float32(iscale*v))))))
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// lsq13 returns Σw·x·l and Σw·l² in float64.
+func lsq13(x []float32, w []float64, l []int) (sxl, sl2 float64) {
+	for i, v := range x {
+		sxl += w[i] * float64(v) * float64(l[i])
+		sl2 += w[i] * float64(l[i]) * float64(l[i])
+	}
+	return sxl, sl2
+}
+
+// testWeights13 gives n weights: x² (imp false) or positive random values.
+func testWeights13(r *rand.Rand, x []float32, imp bool) ([]float32, []float64) {
+	w32, w := make([]float32, len(x)), make([]float64, len(x))
+	for i, v := range x {
+		w32[i] = float32(v * v)
+		if imp {
+			w32[i] = float32(math.Exp(r.NormFloat64()))
+		}
+		w[i] = float64(w32[i])
+	}
+	return w32, w
+}
+
+// TestMutants13MakeQx: make_qx_quants (makeQxN) on random blocks of 16
+// (nmax 32, Q6_K's) and 32 (nmax 16, Q5_0's): its levels are one of the 19
+// candidate sets, the one of the largest (Σwxl)²/Σwl² (the smallest
+// least-squares error), and the scale is that set's least-squares scale
+// Σwxl/Σwl²; a block of magnitude below 1e-15 gets scale 0, one of exactly
+// float32(1e-15) does not.
+func TestMutants13MakeQx(t *testing.T) {
+	r := rand.New(rand.NewSource(1303))
+	for _, c := range []struct{ n, nmax int }{{16, 32}, {32, 16}} {
+		for k := range 600 {
+			x := testRows(r, 1, c.n)
+			w32, w := testWeights13(r, x, k%2 == 1)
+			L := make([]uint8, c.n)
+			s := makeQxN(x, w32, L, c.nmax)
+			got := make([]int, c.n)
+			for i := range L {
+				got[i] = int(L[i]) - c.nmax
+			}
+			best, found := math.Inf(-1), false
+			for _, l := range qxCands13(x, c.nmax) {
+				sxl, sl2 := lsq13(x, w, l)
+				if sl2 > 0 {
+					best = max(best, sxl*sxl/sl2)
+				}
+				same := true
+				for i := range l {
+					same = same && l[i] == got[i]
+				}
+				found = found || same
+			}
+			sxl, sl2 := lsq13(x, w, got)
+			if !found || !(sxl*sxl/sl2 >= best*(1-1e-5)) {
+				t.Fatalf("n %d case %d: levels %v (one of the candidates: %v) criterion %.8g, best %.8g", c.n, k, got, found, sxl*sxl/sl2, best)
+			}
+			if want := sxl / sl2; math.Abs(float64(s)-want) > 1e-5*math.Abs(want) {
+				t.Fatalf("n %d case %d: scale %v, least squares of its levels %v", c.n, k, s, want)
+			}
+		}
+		one := make([]float32, c.n)
+		for i := range one {
+			one[i] = 1
+		}
+		L := make([]uint8, c.n)
+		x := make([]float32, c.n)
+		x[3] = float32(1e-15)
+		if s := makeQxN(x, one, L, c.nmax); !(s < 0) || L[3] != 0 {
+			t.Errorf("n %d, max float32(1e-15): scale %v, level %d, want −1e-15/%d and 0 (−nmax)", c.n, s, L[3], c.nmax)
+		}
+		x[3] = math.Nextafter32(float32(1e-15), 0)
+		if s := makeQxN(x, one, L, c.nmax); s != 0 {
+			t.Errorf("n %d, max below 1e-15: scale %v, want 0", c.n, s)
+		}
+	}
+}
+
+// wideCands13 lists the wide search's scales (wideQxN's comment): for k in
+// −40…40, levels nearest to x·id with id = −(nmax + 0.05k)/max, the
+// least-squares scale s of those (float64 sums, stored float32), then id =
+// 1/s, three scales per k; and errError13 is the error of a scale with the
+// nearest levels, as the rule measures it.
+func wideCands13(x []float32, w []float64, nmax int) []float32 {
+	var mx, amax float32
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); a > amax {
+			amax, mx = a, v
+		}
+	}
+	var out []float32
+	for k := -40; k <= 40; k++ {
+		id := -(float32(nmax) + float32(0.05*float32(k))) / mx
+		for range 3 {
+			l := make([]int, len(x))
+			for i, v := range x {
+				l[i] = max(-nmax, min(nmax-1, int(math.RoundToEven(float64(float32(id*v))))))
+			}
+			sxl, sl2 := lsq13(x, w, l)
+			if !(sl2 > 0) {
+				break
+			}
+			s := float32(sxl / sl2)
+			out = append(out, s)
+			id = 1 / s
+		}
+	}
+	return out
+}
+
+func scaleErr13(x []float32, w []float64, s float32, nmax int) float64 {
+	var e float64
+	for i, v := range x {
+		l := float32(max(-nmax, min(nmax-1, int(math.RoundToEven(float64(float32(v/s)))))))
+		r := float64(v) - float64(float32(s*l))
+		e += w[i] * r * r
+	}
+	return e
+}
+
+// TestMutants13WideQx: the wide search returns one of its candidate scales
+// and no candidate has a smaller error; an all-zero block gives 0.
+func TestMutants13WideQx(t *testing.T) {
+	r := rand.New(rand.NewSource(1304))
+	for _, c := range []struct{ n, nmax int }{{16, 32}, {32, 16}} {
+		for k := range 302 {
+			x := testRows(r, 1, c.n)
+			w32, w := testWeights13(r, x, k%2 == 1)
+			if k >= 300 {
+				// Blocks whose best candidate is only reached from k = 40
+				// (its largest element has a small weight): found by a
+				// random search with k = 40 left out.
+				x, w32 = make([]float32, c.n), make([]float32, c.n)
+				for i := range w32 {
+					w32[i] = 1
+				}
+				if c.n == 16 {
+					copy(x, []float32{1.2103535, 0.9803106, 0.059636004})
+					copy(w32, []float32{0.0064797774, 1, 0.8286062})
+					if k == 301 {
+						copy(x, []float32{1.2245243, -0.59508646, -0.100124784})
+						copy(w32, []float32{0.010971361, 0.8739355, 1})
+					}
+				} else {
+					copy(x, []float32{-0.872534, 1.2543199, -0.53399897, 0.21300064})
+					copy(w32, []float32{0.07347914, 0.00060150796, 0.16524057, 1})
+				}
+				for i := range w {
+					w[i] = float64(w32[i])
+				}
+			}
+			s := wideQxN(x, w32, c.nmax)
+			e, found := scaleErr13(x, w, s, c.nmax), false
+			for _, cs := range wideCands13(x, w, c.nmax) {
+				found = found || cs == s
+				if ec := scaleErr13(x, w, cs, c.nmax); e > ec*(1+1e-9) {
+					t.Fatalf("n %d case %d: scale %v error %.10g, candidate %v's %.10g", c.n, k, s, e, cs, ec)
+				}
+			}
+			if !found {
+				t.Fatalf("n %d case %d: scale %v is none of the candidates", c.n, k, s)
+			}
+		}
+		if s := wideQxN(make([]float32, c.n), make([]float32, c.n), c.nmax); s != 0 {
+			t.Errorf("zero block: %v", s)
+		}
+		one := make([]float32, c.n)
+		for i := range one {
+			one[i] = 1
+		}
+		x := make([]float32, c.n)
+		x[5] = float32(1e-15)
+		if s := wideQxN(x, one, c.nmax); !(s < 0) {
+			t.Errorf("n %d, max float32(1e-15): scale %v, want negative", c.n, s)
+		}
+		x[5] = math.Nextafter32(float32(1e-15), 0)
+		if s := wideQxN(x, one, c.nmax); s != 0 {
+			t.Errorf("n %d, max below 1e-15: scale %v, want 0", c.n, s)
+		}
+	}
+}
+
+// f16Near13 is a scale rounded to binary16 and the binary16 values of the
+// next smaller and next larger magnitude (itself at 0 and at 65504 or Inf),
+// found from the float16 package's conversion, not from f16Neighbours.
+func f16Near13(d float32) []float32 {
+	h := float16.Fromfloat32(d).Bits()
+	out := []float32{float16.Frombits(h).Float32()}
+	if m := h & 0x7fff; m < 0x7c00 {
+		if m > 0 {
+			out = append(out, float16.Frombits(h-1).Float32())
+		}
+		if m < 0x7bff {
+			out = append(out, float16.Frombits(h+1).Float32())
+		}
+	}
+	return out
+}
+
+// maxSigned13 is the first value of the largest magnitude.
+func maxSigned13(s []float32) float32 {
+	var m, am float32
+	for _, v := range s {
+		if a := float32(math.Abs(float64(v))); a > am {
+			am, m = a, v
+		}
+	}
+	return m
+}
+
+// q6Sub13 is one Q6_K sub-block's error for sub-scale dd with the nearest
+// levels in [−32, 31].
+func q6Sub13(x []float32, w []float64, dd float32) float64 {
+	y := make([]float32, len(x))
+	if dd != 0 {
+		for i, v := range x {
+			y[i] = float32(dd * float32(nearestClamped13(v, dd, -32, 31)))
+		}
+	}
+	return wErr13(x, y, w)
+}
+
+// checkNearest13 fails unless every y_i = dd_i·l_i has the level nearest to
+// x_i of [lo, hi] (tried one by one) for its sub-scale dd_i.
+func checkNearest13(t *testing.T, what string, x, y, dd []float32, lo, hi int) {
+	t.Helper()
+	for i, v := range x {
+		if dd[i] == 0 {
+			if y[i] != 0 {
+				t.Fatalf("%s element %d: %v with scale 0", what, i, y[i])
+			}
+			continue
+		}
+		l := nearestClamped13(v, dd[i], lo, hi)
+		if math.Abs(float64(v)-float64(y[i])) > math.Abs(float64(v)-float64(float32(dd[i]*float32(l))))+1e-6*math.Abs(float64(dd[i])) {
+			t.Fatalf("%s element %d: %v for %v, level %d (%v) is nearer", what, i, y[i], v, l, dd[i]*float32(l))
+		}
+	}
+}
+
+// q6Scales13 reads d·sc per element of a Q6_K superblock.
+func q6Scales13(blk []byte) []float32 {
+	d := pyF16(blk[208:210])
+	dd := make([]float32, 256)
+	for i := range dd {
+		dd[i] = float32(d * float32(int8(blk[192+i/16])))
+	}
+	return dd
+}
+
+// TestMutants13Q6K: the three Q6_K fits on random superblocks, with the
+// weights (qw, or x²) written out again. llama.cpp's (q6kLlama): d =
+// binary16(max/−128) for the make_qx_quants sub-scale of the largest
+// magnitude, each sub-scale min(127, nearest(−128·s/max)), the levels the
+// nearest for d·sc. The wide one (q6kWide): no error above the best of its
+// candidates (d from the wide sub-scales' largest over −128, −127.5, −127,
+// binary16 and neighbours; per sub-block the nearest sub-scale and its two
+// neighbours, the levels the nearest), levels the nearest. q6kBlock: the
+// smaller error of the two, llama.cpp's bytes on a tie.
+func TestMutants13Q6K(t *testing.T) {
+	r := rand.New(rand.NewSource(1305))
+	for k := range 12 {
+		x := testRows(r, 1, 256)
+		if k < 2 {
+			// Sub-blocks 0 and 1 the largest, mirror images of each other
+			// (the same weights): their sub-scales are s and −s, and the
+			// first, s, sets d.
+			for i := range 16 {
+				x[i] *= 10
+				x[16+i] = -x[i]
+			}
+		}
+		w32, w := testWeights13(r, x, k%2 == 1)
+		if k < 2 {
+			copy(w32[16:32], w32[:16])
+			copy(w[16:32], w[:16])
+		}
+		var ls, ws [16]float32
+		var L [16]uint8
+		for ib := range 16 {
+			ls[ib] = makeQx(x[16*ib:16*ib+16], w32[16*ib:16*ib+16], L[:])
+			ws[ib] = wideQx(x[16*ib:16*ib+16], w32[16*ib:16*ib+16])
+		}
+		ll := make([]byte, 210)
+		q6kLlama(x, w32, ll)
+		m := maxSigned13(ls[:])
+		is := float32(-128) / m
+		if d := pyF16(ll[208:]); d != float16.Fromfloat32(1/is).Float32() {
+			t.Fatalf("case %d: llama d %v, want binary16(%v)", k, d, 1/is)
+		}
+		for ib := range 16 {
+			if sc, want := int8(ll[192+ib]), min(127, int(math.RoundToEven(float64(float32(is*ls[ib]))))); int(sc) != want {
+				t.Fatalf("case %d sub-block %d: llama sub-scale %d, want %d", k, ib, sc, want)
+			}
+		}
+		checkNearest13(t, "llama", x, pyQ6_K(ll), q6Scales13(ll), -32, 31)
+
+		wd := make([]byte, 210)
+		q6kWide(x, w32, wd)
+		mw, best := maxSigned13(ws[:]), math.Inf(1)
+		for _, top := range []float32{128, 127.5, 127} {
+			for _, d := range f16Near13(mw / -top) {
+				var total float64
+				for ib := range 16 {
+					s0 := int(math.RoundToEven(float64(float32(ws[ib] / d))))
+					be := math.Inf(1)
+					for s := s0 - 1; s <= s0+1; s++ {
+						be = min(be, q6Sub13(x[16*ib:16*ib+16], w[16*ib:16*ib+16], float32(d*float32(max(-128, min(127, s))))))
+					}
+					total += be
+				}
+				best = min(best, total)
+			}
+		}
+		if d, ok := pyF16(wd[208:]), false; true {
+			for _, top := range []float32{128, 127.5, 127} {
+				for _, c := range f16Near13(mw / -top) {
+					ok = ok || c == d
+				}
+			}
+			if !ok {
+				t.Fatalf("case %d: wide d %v is none of binary16(%v/−top) and neighbours", k, d, mw)
+			}
+		}
+		ew := wErr13(x, pyQ6_K(wd), w)
+		if ew > best*(1+1e-9) {
+			t.Fatalf("case %d: wide fit's error %.10g above its best candidate's %.10g", k, ew, best)
+		}
+		checkNearest13(t, "wide", x, pyQ6_K(wd), q6Scales13(wd), -32, 31)
+
+		blk := make([]byte, 210)
+		var qw []float32
+		if k%2 == 1 {
+			qw = w32
+		}
+		q6kBlock(x, qw, blk)
+		el := wErr13(x, pyQ6_K(ll), w)
+		want := ll
+		if ew < el {
+			want = wd
+		}
+		if string(blk) != string(want) {
+			t.Fatalf("case %d: q6kBlock kept neither the smaller-error fit (llama %.10g, wide %.10g)", k, el, ew)
+		}
+	}
+}
+
+// qkWeights13 is qkq.go's weight rule: with importance qw·sqrt(σ² + x²), σ²
+// = 2Σx²/256 over the superblock; without, the sub-block of 32's
+// sqrt(Σx²/32) + |x|.
+func qkWeights13(x, qw []float32) []float64 {
+	w := make([]float64, len(x))
+	var s2 float64
+	for _, v := range x {
+		s2 += float64(v) * float64(v)
+	}
+	s2 *= 2.0 / 256
+	for ib := 0; ib < len(x); ib += 32 {
+		var sb float64
+		for _, v := range x[ib : ib+32] {
+			sb += float64(v) * float64(v)
+		}
+		for j := ib; j < ib+32; j++ {
+			v := float64(x[j])
+			if qw != nil {
+				w[j] = float64(qw[j]) * math.Sqrt(s2+v*v)
+			} else {
+				w[j] = math.Sqrt(sb/32) + math.Abs(v)
+			}
+		}
+	}
+	return w
+}
+
+// fitCands13 lists fitScaleMin's candidates (its comment and qkq.go's):
+// lo = min(min x, 0), hi = max x; for k = 0…40 the scale 1/is, is = (nmax −
+// 1 + 0.05k)/(hi − lo), and the min −lo; three times: levels the nearest of
+// [0, nmax] to (x + m)/s, then the weighted least-squares line x ≈ ts·l +
+// tm (tm > 0 refitted with tm = 0), stopping at a singular fit or ts ≤ 0;
+// each (ts, tm) with its error on those levels. All in float64 but for the
+// float32 scale and min the next round starts from.
+func fitCands13(x []float32, w []float64, nmax int) (ts, tm, e []float64) {
+	lo, hi := float32(0), x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	var sw, sx float64
+	for j, v := range x {
+		sw += w[j]
+		sx += w[j] * float64(v)
+	}
+	for k := 0; k <= 40; k++ {
+		is := (float32(nmax) + (-1 + float32(0.05*float32(k)))) / (hi - lo)
+		cs, cm := 1/is, -lo
+		for range 3 {
+			var sl, sl2, sxl float64
+			L := make([]float64, len(x))
+			for j, v := range x {
+				L[j] = float64(max(0, min(nmax, int(math.RoundToEven(float64(float32(float32(v+cm)/cs)))))))
+				sl += w[j] * L[j]
+				sl2 += w[j] * L[j] * L[j]
+				sxl += w[j] * L[j] * float64(v)
+			}
+			D := sw*sl2 - sl*sl
+			if !(D > 0) {
+				break
+			}
+			a, b := (sw*sxl-sx*sl)/D, (sl2*sx-sl*sxl)/D
+			if b > 0 {
+				a, b = sxl/sl2, 0
+			}
+			if !(a > 0) {
+				break
+			}
+			var ee float64
+			for j, v := range x {
+				r := float64(v) - (a*L[j] + b)
+				ee += w[j] * r * r
+			}
+			ts, tm, e = append(ts, a), append(tm, b), append(e, ee)
+			cs, cm = float32(a), float32(-b)
+		}
+	}
+	return ts, tm, e
+}
+
+// TestMutants13QKWeights: qkWeights against the rule, with and without
+// importance.
+func TestMutants13QKWeights(t *testing.T) {
+	r := rand.New(rand.NewSource(1306))
+	x := testRows(r, 1, 256)
+	qw := make([]float32, 256)
+	for i := range qw {
+		qw[i] = float32(math.Exp(r.NormFloat64()))
+	}
+	for _, im := range [][]float32{nil, qw} {
+		w := make([]float32, 256)
+		qkWeights(x, im, w)
+		for j, want := range qkWeights13(x, im) {
+			if math.Abs(float64(w[j])-want) > 1e-6*want {
+				t.Fatalf("importance=%v element %d: weight %v, want %v", im != nil, j, w[j], want)
+			}
+		}
+	}
+}
+
+// TestMutants13FitScaleMin: fitScaleMin on random sub-blocks (nmax 15 and
+// 31, random positive weights) returns the scale and min of its
+// smallest-error candidate; a constant non-positive block gives (0, −x).
+func TestMutants13FitScaleMin(t *testing.T) {
+	r := rand.New(rand.NewSource(1307))
+	for _, nmax := range []int{15, 31} {
+		for k := range 300 {
+			x := testRows(r, 1, 32)
+			if k%3 == 0 {
+				for j := range x {
+					x[j] = abs32(x[j]) + 0.001 // all positive: the min is clamped at 0
+				}
+			}
+			w32, w := testWeights13(r, x, true)
+			s, mn := fitScaleMin(x, w32, nmax)
+			ts, tm, e := fitCands13(x, w, nmax)
+			best := math.Inf(1)
+			for _, v := range e {
+				best = min(best, v)
+			}
+			ok := false
+			for i := range e {
+				ok = ok || e[i] <= best*(1+1e-9) && s == float32(ts[i]) && mn == float32(-tm[i])
+			}
+			if !ok {
+				t.Fatalf("nmax %d case %d: (s, mn) = (%v, %v), not a smallest-error candidate (error %.10g)", nmax, k, s, mn, best)
+			}
+		}
+		for _, c := range []float32{-0.5, 0} {
+			x := make([]float32, 32)
+			for j := range x {
+				x[j] = c
+			}
+			if s, mn := fitScaleMin(x, x, nmax); s != 0 || mn != -c {
+				t.Errorf("constant %v: (%v, %v), want (0, %v)", c, s, mn, -c)
+			}
+		}
+	}
+}
+
+// TestMutants13QK: Q4_K and Q5_K superblocks (random, with and without
+// importance): every level is the nearest of [0, nmax] for the sub-block's
+// d·sc and dmin·m as stored, and the error (rule's weights, gguf-py's
+// dequantizer) is no larger than the best the rule's search can reach: d and
+// dmin each binary16(max/63) or a neighbour (d not negative, not 0 unless
+// every sub-scale is, dmin not negative), per sub-block sc and m the
+// nearest of s/d and mn/dmin or a neighbour (clamped to [0, 63]), levels the
+// nearest, with the sub-block fits of fitScaleMin (checked above).
+func TestMutants13QK(t *testing.T) {
+	r := rand.New(rand.NewSource(1308))
+	for k := range 8 {
+		five := k%4 >= 2
+		nmax, bb := 15, 144
+		if five {
+			nmax, bb = 31, 176
+		}
+		x := testRows(r, 1, 256)
+		var qw []float32
+		if k%2 == 1 {
+			qw = make([]float32, 256)
+			for i := range qw {
+				qw[i] = float32(math.Exp(r.NormFloat64()))
+			}
+		}
+		w := qkWeights13(x, qw)
+		w32 := make([]float32, 256)
+		qkWeights(x, qw, w32)
+		var ss, ms [8]float32
+		var maxS, maxM float32
+		for ib := range 8 {
+			ss[ib], ms[ib] = fitScaleMin(x[32*ib:32*ib+32], w32[32*ib:32*ib+32], nmax)
+			maxS, maxM = max(maxS, ss[ib]), max(maxM, ms[ib])
+		}
+		best := math.Inf(1)
+		for _, d := range f16Near13(maxS / 63) {
+			if d < 0 || maxS > 0 && d == 0 {
+				continue
+			}
+			for _, dmin := range f16Near13(maxM / 63) {
+				if dmin < 0 {
+					continue
+				}
+				var total float64
+				for ib := range 8 {
+					s0, m0 := 0, 0
+					if d > 0 {
+						s0 = int(math.RoundToEven(float64(float32(ss[ib] / d))))
+					}
+					if dmin > 0 {
+						m0 = int(math.RoundToEven(float64(float32(ms[ib] / dmin))))
+					}
+					be := math.Inf(1)
+					for sc := s0 - 1; sc <= s0+1; sc++ {
+						for m := m0 - 1; m <= m0+1; m++ {
+							d1, m1 := float32(d*float32(max(0, min(63, sc)))), float32(dmin*float32(max(0, min(63, m))))
+							y := make([]float32, 32)
+							for j, v := range x[32*ib : 32*ib+32] {
+								l := 0
+								if d1 > 0 {
+									l = nearestClamped13(v+m1, d1, 0, nmax)
+								}
+								y[j] = float32(d1*float32(l)) - m1
+							}
+							be = min(be, wErr13(x[32*ib:32*ib+32], y, w[32*ib:32*ib+32]))
+						}
+					}
+					total += be
+				}
+				best = min(best, total)
+			}
+		}
+		q, err := QuantizeGGML(map[bool]GGMLType{false: GGMLQ4_K, true: GGMLQ5_K}[five], x, 1, 256, Options{Importance: qw})
+		if err != nil || len(q) != bb {
+			t.Fatal(err, len(q))
+		}
+		y := pyQK(q, five)
+		if e := wErr13(x, y, w); e > best*(1+1e-9) {
+			t.Fatalf("case %d (five %v): error %.10g above the search's best %.10g", k, five, e, best)
+		}
+		d, dmin := pyF16(q[0:2]), pyF16(q[2:4])
+		sc, mn := pyScaleMin(q[4:16])
+		for j, v := range x {
+			d1, m1 := float32(d*float32(sc[j/32])), float32(dmin*float32(mn[j/32]))
+			if d1 == 0 {
+				if y[j] != -m1 {
+					t.Fatalf("case %d element %d: %v with sub-scale 0", k, j, y[j])
+				}
+				continue
+			}
+			l := nearestClamped13(v+m1, d1, 0, nmax)
+			if math.Abs(float64(v)-float64(y[j])) > math.Abs(float64(v)-float64(float32(float32(d1*float32(l))-m1)))+1e-6*float64(d1) {
+				t.Fatalf("case %d (five %v) element %d: %v for %v, level %d is nearer", k, five, j, y[j], v, l)
+			}
+		}
+	}
+}
+
+// TestMutants13MakeQxTies: make_qx_quants keeps the first candidate of the
+// best criterion in its order (the base iscale −nmax/max, then is = −9…9,
+// a candidate replacing the best only when (Σwxl)² > best·Σwl² in float32):
+// two blocks where several candidates tie exactly and differ only at an
+// element of weight 0, whose level then shows which was kept.
+func TestMutants13MakeQxTies(t *testing.T) {
+	// One weighted element, x0 = −1: every candidate's criterion is l0²/l0²,
+	// exactly the base's (best = (1/32)·32 = 1), so none replaces it; x1
+	// (weight 0) keeps the base level round(0.9·32) = 29.
+	x, w := make([]float32, 16), make([]float32, 16)
+	x[0], x[1] = -1, 0.9
+	w[0] = 1
+	L := make([]uint8, 16)
+	makeQxN(x, w, L, 32)
+	if L[1] != 29+32 {
+		t.Errorf("single weighted element: level %d at the weight-0 element, want 29 (the base's)", int(L[1])-32)
+	}
+	// x = (−1, 0.3, 0.496), weights (1, 1, 0): levels (l0, l1) are (−32, 10)
+	// for the base and is ≥ −3, (−32, 9) for is = −5, −4 and (−31, 9), the
+	// best, for is = −9…−6, four candidates of the same sums; the weight-0
+	// element's level round(0.496·(32 + 0.1·is)) is 15 for is = −9, −8 and
+	// 16 for −7, −6. Which is kept: is = −9's, unless (with the float32 sums
+	// of the set) a tie counts as better, when the last, is = −6's.
+	x, w = make([]float32, 16), make([]float32, 16)
+	x[0], x[1], x[2] = -1, 0.3, 0.496
+	w[0], w[1] = 1, 1
+	sumlx := float32(31) + float32(float32(0.3)*9)
+	suml2 := float32(961 + 81)
+	best := float32(float32(sumlx/suml2) * sumlx)
+	want := 15
+	if float32(sumlx*sumlx) > float32(best*suml2) {
+		want = 16
+	}
+	makeQxN(x, w, L, 32)
+	if got := [3]int{int(L[0]) - 32, int(L[1]) - 32, int(L[2]) - 32}; got != [3]int{-31, 9, want} {
+		t.Errorf("tied candidates: levels %v, want [-31 9 %d]", got, want)
+	}
+}
+
+// TestMutants13WideQxTies: x = (−1, 0, …), weights 1: the candidates are
+// s = 1/30 (k = −40…−11: id = 30…31.45 gives level −30 or −31, so 1/30 or
+// 1/31), 1/31 and 1/32, and each reproduces −1 exactly in float32 (checked
+// here), so all errors are 0; the first candidate in k's order is kept.
+func TestMutants13WideQxTies(t *testing.T) {
+	for _, l := range []float32{30, 31, 32} {
+		if s := float32(1 / float64(l)); float32(s*-l) != -1 {
+			t.Fatalf("precondition: float32(1/%v)·−%v = %v", l, l, s*-l)
+		}
+	}
+	x, w := make([]float32, 16), make([]float32, 16)
+	x[0] = -1
+	for i := range w {
+		w[i] = 1
+	}
+	if s := wideQxN(x, w, 32); s != float32(1.0/30) {
+		t.Errorf("scale %v, want the first candidate's 1/30", s)
+	}
+}
+
+// TestMutants13Q6KTies: q6kBlock keeps llama.cpp's bytes when the wide fit's
+// error is the same. x = (−0.9375, 0, …): llama.cpp's sub-scale is
+// 0.9375/32 = 15/512 (level −32), d = −15/65536 (exact in binary16), sc =
+// −128; the wide search's first candidate (id = 30/0.9375 = 32, level −30)
+// is 1/32, d = −2^-12, sc −128, level −30: both reproduce x exactly.
+func TestMutants13Q6KTies(t *testing.T) {
+	x := make([]float32, 256)
+	x[0] = -0.9375
+	q, err := QuantizeGGML(GGMLQ6_K, x, 1, 256, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, sc, y := pyF16(q[208:]), int8(q[192]), pyQ6_K(q); d != -15.0/65536 || sc != -128 || y[0] != -0.9375 {
+		t.Errorf("d %v, sub-scale %d, y0 %v; want −15/65536, −128, −0.9375", d, sc, y[0])
+	}
+}
+
+// TestMutants13Q6KEps: llama.cpp writes a superblock as zeros only when its
+// largest sub-scale is below GROUP_MAX_EPS = 1e-15; one of exactly
+// float32(1e-15) (x0 = −32·1e-15, level −32, weights 1) is written with
+// its sub-scale byte nearest(−128·s/s) = −128.
+func TestMutants13Q6KEps(t *testing.T) {
+	x, w := make([]float32, 256), make([]float32, 256)
+	x[0] = -32 * float32(1e-15)
+	for i := range w {
+		w[i] = 1
+	}
+	var L [16]uint8
+	if s := makeQx(x[:16], w[:16], L[:]); s != float32(1e-15) {
+		t.Fatalf("precondition: sub-scale %v, want float32(1e-15)", s)
+	}
+	blk := make([]byte, 210)
+	q6kLlama(x, w, blk)
+	if sc := int8(blk[192]); sc != -128 {
+		t.Errorf("sub-scale byte %d, want −128", sc)
+	}
+}
+
+// TestMutants13Q6KWideTies: the wide Q6_K search keeps the first of equally
+// good choices. x = (−30·127·2^-12, 0, …), weights 1: the wide sub-scale
+// is s = 127·2^-12 (k = −40: level −30, exact); d = s/−128 = −127·2^-19
+// (top 128, the first) and s/−127 = −2^-12 (top 127) are both exact in
+// binary16 and reproduce x0 with sub-scale −128 or −127, error 0, and the
+// first is kept; each zero sub-block's three sub-scales −1, 0, 1 all give
+// error 0, and −1, the first, is kept.
+func TestMutants13Q6KWideTies(t *testing.T) {
+	x, w := make([]float32, 256), make([]float32, 256)
+	x[0] = -30 * 127.0 / 4096
+	for i := range w {
+		w[i] = 1
+	}
+	if s := wideQx(x[:16], w[:16]); s != 127.0/4096 {
+		t.Fatalf("precondition: wide sub-scale %v, want 127/4096", s)
+	}
+	blk := make([]byte, 210)
+	q6kWide(x, w, blk)
+	if d := pyF16(blk[208:]); d != -127.0/524288 {
+		t.Errorf("d %v, want −127·2^-19", d)
+	}
+	for ib := range 16 {
+		if sc, want := int8(blk[192+ib]), int8(map[bool]int8{true: -128, false: -1}[ib == 0]); sc != want {
+			t.Errorf("sub-block %d: sub-scale %d, want %d", ib, sc, want)
+		}
+	}
+	if y := pyQ6_K(blk); y[0] != x[0] {
+		t.Errorf("y0 %v, want %v", y[0], x[0])
+	}
+	// The wide search too clears a superblock only below 1e-15: x0 = −30·
+	// float32(1e-15) has the wide sub-scale float32(1e-15) exactly.
+	clear(x)
+	x[0] = -30 * float32(1e-15)
+	if s := wideQx(x[:16], w[:16]); s != float32(1e-15) {
+		t.Fatalf("precondition: wide sub-scale %v, want float32(1e-15)", s)
+	}
+	q6kWide(x, w, blk)
+	if string(blk) == string(make([]byte, 210)) {
+		t.Error("largest sub-scale exactly 1e-15: all-zero block")
 	}
 }
