@@ -896,3 +896,73 @@ func TestMutants13Q6KWideTies(t *testing.T) {
 		t.Error("largest sub-scale exactly 1e-15: all-zero block")
 	}
 }
+
+// TestMutants13FitScaleMinEdges: fitScaleMin's first exact fit is kept and
+// its min/max fallback is returned when no least-squares line exists. x =
+// (a, 0, …), a = 210·2^-8, weights 1, nmax 15: the candidates' levels for
+// a are 14 (k = 0…10: 14 + 0.05k up to 14.5, half to even) or 15, and the
+// lines a/14 and a/15 through (0, 0) both reproduce x exactly; the first,
+// a/14 = 15·2^-8, is kept. With one weighted element (the rest weight 0)
+// every candidate's Σw·Σwl² − (Σwl)² is 0: (hi − lo)/nmax and −lo.
+func TestMutants13FitScaleMinEdges(t *testing.T) {
+	x, w := make([]float32, 32), make([]float32, 32)
+	x[0] = 210.0 / 256
+	for i := range w {
+		w[i] = 1
+	}
+	if s, mn := fitScaleMin(x, w, 15); s != 15.0/256 || mn != 0 {
+		t.Errorf("exact fits: (%v, %v), want (15/256, 0)", s, mn)
+	}
+	r := rand.New(rand.NewSource(1309))
+	x = testRows(r, 1, 32)
+	clear(w)
+	w[3] = 1
+	lo, hi := float32(0), x[0]
+	for _, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	for _, nmax := range []int{15, 31} {
+		if s, mn := fitScaleMin(x, w, nmax); s != (hi-lo)/float32(nmax) || mn != -lo {
+			t.Errorf("nmax %d, one weighted element: (%v, %v), want (%v, %v)", nmax, s, mn, (hi-lo)/float32(nmax), -lo)
+		}
+	}
+}
+
+// TestMutants13QKExact: two Q4_K superblocks the format holds exactly, and
+// where several choices are exact the first is kept. x_j = (j mod 16)·
+// 63·2^-12: every sub-block's fit is s = 63·2^-12, min 0, so d = s/63 =
+// 2^-12, every sc 63 and m 0; dmin candidates 0 and its neighbour 2^-24
+// (m 0 or 1: any m·dmin that is 0) are all exact, and dmin 0, m 0, the
+// first, are kept. x = −63·2^-7 everywhere: every sub-scale is 0, so d's
+// candidates are 0 and 2^-24, both exact with sc 0; d = 0, the first, is
+// kept, dmin = 2^-7 and m = 63.
+func TestMutants13QKExact(t *testing.T) {
+	for _, c := range []struct {
+		x       func(j int) float32
+		d, dmin uint16
+		sc, m   uint8
+		what    string
+	}{
+		{func(j int) float32 { return float32(j%16) * 63 / 4096 }, 0x0c00, 0, 63, 0, "ramp"},
+		{func(int) float32 { return -63.0 / 128 }, 0, 0x2000, 0, 63, "negative constant"},
+	} {
+		x := make([]float32, 256)
+		for j := range x {
+			x[j] = c.x(j)
+		}
+		q, err := QuantizeGGML(GGMLQ4_K, x, 1, 256, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, dmin := binary.LittleEndian.Uint16(q), binary.LittleEndian.Uint16(q[2:])
+		sc, mn := pyScaleMin(q[4:16])
+		if d != c.d || dmin != c.dmin || sc != [8]uint8{c.sc, c.sc, c.sc, c.sc, c.sc, c.sc, c.sc, c.sc} || mn != [8]uint8{c.m, c.m, c.m, c.m, c.m, c.m, c.m, c.m} {
+			t.Errorf("%s: d %#04x dmin %#04x sc %v m %v; want %#04x %#04x %d %d", c.what, d, dmin, sc, mn, c.d, c.dmin, c.sc, c.m)
+		}
+		for j, v := range pyQK(q, false) {
+			if v != x[j] {
+				t.Fatalf("%s: element %d is %v, want %v", c.what, j, v, x[j])
+			}
+		}
+	}
+}
