@@ -1,9 +1,13 @@
 package quantize
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/x448/float16"
@@ -964,5 +968,534 @@ func TestMutants13QKExact(t *testing.T) {
 				t.Fatalf("%s: element %d is %v, want %v", c.what, j, v, x[j])
 			}
 		}
+	}
+}
+
+// kv13 is ggml's kvalues_iq4nl, written out again.
+var kv13 = [16]float32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// nearestK13 is the codebook index nearest to v, the upper one at a
+// midpoint (best_index_int8), by trying all 16.
+func nearestK13(v float32) int {
+	best := 0
+	for i := 1; i < 16; i++ {
+		if math.Abs(float64(v-kv13[i])) <= math.Abs(float64(v-kv13[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// iq4W13 is iq4q.go's weight rule: qw·sqrt(σ² + x²), σ² = 2Σx²/n over the
+// n weights of the superblock, or x².
+func iq4W13(x, qw []float32) []float64 {
+	var s2 float64
+	for _, v := range x {
+		s2 += float64(v) * float64(v)
+	}
+	s2 *= 2 / float64(len(x))
+	w := make([]float64, len(x))
+	for j, v := range x {
+		w[j] = float64(v) * float64(v)
+		if qw != nil {
+			w[j] = float64(qw[j]) * math.Sqrt(s2+float64(v)*float64(v))
+		}
+	}
+	return w
+}
+
+// kErr13 is Σw(x − dl·K[nearest])² with the levels the nearest for dl.
+func kErr13(x []float32, w []float64, dl float32) float64 {
+	y := make([]float32, len(x))
+	if dl != 0 {
+		for j, v := range x {
+			y[j] = float32(dl * kv13[nearestK13(float32(v*float32(1/dl)))])
+		}
+	}
+	return wErr13(x, y, w)
+}
+
+// checkNearestK13 fails unless each y_j = dl_j·K[i] uses the codebook
+// value nearest to x_j for its scale (every index tried).
+func checkNearestK13(t *testing.T, what string, x, y, dl []float32) {
+	t.Helper()
+	for j, v := range x {
+		be := math.Inf(1)
+		for i := range 16 {
+			be = min(be, math.Abs(float64(v)-float64(float32(dl[j]*kv13[i]))))
+		}
+		if math.Abs(float64(v)-float64(y[j])) > be+1e-6*math.Abs(float64(dl[j])) {
+			t.Fatalf("%s element %d: %v for %v with scale %v, %v is nearer", what, j, y[j], v, dl[j], be)
+		}
+	}
+}
+
+// TestMutants13IQ4Weights: iq4Weights against the rule, n = 32 and 256.
+func TestMutants13IQ4Weights(t *testing.T) {
+	r := rand.New(rand.NewSource(1310))
+	for _, n := range []int{32, 256} {
+		x := testRows(r, 1, n)
+		qw := make([]float32, n)
+		for i := range qw {
+			qw[i] = float32(math.Exp(r.NormFloat64()))
+		}
+		for _, im := range [][]float32{nil, qw} {
+			w := make([]float32, n)
+			iq4Weights(x, im, w)
+			for j, want := range iq4W13(x, im) {
+				if math.Abs(float64(w[j])-want) > 1e-6*want {
+					t.Fatalf("n %d importance=%v element %d: %v, want %v", n, im != nil, j, w[j], want)
+				}
+			}
+		}
+	}
+}
+
+// TestMutants13LlamaSubScale: llama.cpp's IQ4 scale search on random
+// sub-blocks of 32: the scale is the least-squares Σwqx/Σwq² of a candidate
+// level set of the largest (Σwqx)²/Σwq² — candidates the levels nearest to
+// x/d for d = max/127 (max: the first element of the largest magnitude) and
+// x·(itry − 127)/max for itry = −7…7 — and L holds the first's levels; a
+// block below 1e-15 gives 0.
+func TestMutants13LlamaSubScale(t *testing.T) {
+	r := rand.New(rand.NewSource(1311))
+	for k := range 400 {
+		x := testRows(r, 1, 32)
+		w32, w := testWeights13(r, x, k%2 == 1)
+		var L [32]uint8
+		d := llamaSubScale(x, w32, L[:])
+		mx := maxSigned13(x)
+		ids := []float32{1 / (-mx / -127)}
+		for itry := -7; itry <= 7; itry++ {
+			ids = append(ids, (float32(itry)-127)/mx)
+		}
+		var scale, crit []float64
+		for c, id := range ids {
+			var sqx, sq2 float64
+			for j, v := range x {
+				i := nearestK13(float32(id * v))
+				if c == 0 && int(L[j]) != i {
+					t.Fatalf("case %d element %d: L %d, want the first candidate's %d", k, j, L[j], i)
+				}
+				sqx += w[j] * float64(kv13[i]) * float64(v)
+				sq2 += w[j] * float64(kv13[i]) * float64(kv13[i])
+			}
+			scale, crit = append(scale, sqx/sq2), append(crit, sqx*sqx/sq2)
+		}
+		best := slices.Max(crit)
+		ok := false
+		for c := range crit {
+			ok = ok || crit[c] >= best*(1-1e-5) && math.Abs(float64(d)-scale[c]) <= 1e-5*math.Abs(scale[c])
+		}
+		if !ok {
+			t.Fatalf("case %d: scale %v is not the least-squares scale of a best candidate", k, d)
+		}
+	}
+	x := make([]float32, 32)
+	x[4] = math.Nextafter32(float32(1e-15), 0)
+	var L [32]uint8
+	if d := llamaSubScale(x, x, L[:]); d != 0 {
+		t.Errorf("block below 1e-15: %v", d)
+	}
+	x[4] = float32(1e-15)
+	one := make([]float32, 32)
+	for i := range one {
+		one[i] = 1
+	}
+	if d := llamaSubScale(x, one, L[:]); d == 0 {
+		t.Errorf("max float32(1e-15): %v, want a scale", d)
+	}
+}
+
+// wideSubCands13 lists the wide IQ4 search's scales (wideSubScale's
+// comment): for h = −28…28 the levels nearest to x·(h/2 − 127)/max, then up
+// to four times the least-squares scale d of the levels, whose error is
+// measured on those levels, and the levels nearest to x/d, stopping when
+// they repeat. Each candidate with its error.
+func wideSubCands13(x []float32, w []float64) (ds []float32, es []float64) {
+	mx := maxSigned13(x)
+	for h := -28; h <= 28; h++ {
+		id := (float32(h)/2 - 127) / mx
+		L := make([]int, len(x))
+		for j, v := range x {
+			L[j] = nearestK13(float32(id * v))
+		}
+		for range 4 {
+			var sqx, sq2 float64
+			for j, v := range x {
+				sqx += w[j] * float64(kv13[L[j]]) * float64(v)
+				sq2 += w[j] * float64(kv13[L[j]]) * float64(kv13[L[j]])
+			}
+			if !(sq2 > 0) {
+				break
+			}
+			d := float32(sqx / sq2)
+			y := make([]float32, len(x))
+			for j := range x {
+				y[j] = float32(d * kv13[L[j]])
+			}
+			ds, es = append(ds, d), append(es, wErr13(x, y, w))
+			same, nl := true, make([]int, len(x))
+			for j, v := range x {
+				nl[j] = nearestK13(float32(v * float32(1/d)))
+				same = same && nl[j] == L[j]
+			}
+			if same {
+				break
+			}
+			L = nl
+		}
+	}
+	return ds, es
+}
+
+// TestMutants13WideSubScale: the wide IQ4 search returns one of its
+// candidates and none has a smaller error; an all-zero block gives 0.
+func TestMutants13WideSubScale(t *testing.T) {
+	r := rand.New(rand.NewSource(1312))
+	for k := range 200 {
+		x := testRows(r, 1, 32)
+		w32, w := testWeights13(r, x, k%2 == 1)
+		d := wideSubScale(x, w32)
+		ds, es := wideSubCands13(x, w)
+		best, be := -1, math.Inf(1)
+		for i := range ds {
+			if es[i] < be {
+				best, be = i, es[i]
+			}
+		}
+		ok := false
+		for i := range ds {
+			ok = ok || math.Abs(float64(ds[i]-d)) <= 1e-5*math.Abs(float64(d)) && es[i] <= be*(1+1e-6)
+		}
+		if !ok {
+			t.Fatalf("case %d: scale %v, best candidate %v (error %.10g)", k, d, ds[best], be)
+		}
+	}
+	if d := wideSubScale(make([]float32, 32), make([]float32, 32)); d != 0 {
+		t.Errorf("zero block: %v", d)
+	}
+}
+
+// TestMutants13F16Neighbours: the binary16 value and its neighbours below
+// and above in magnitude, itself at 0, at 65504 and at Inf.
+func TestMutants13F16Neighbours(t *testing.T) {
+	r := rand.New(rand.NewSource(1313))
+	ds := []float32{0, float32(math.Copysign(0, -1)), 65504, -65504, 1e6, float32(math.Inf(1)), float32(math.Inf(-1)), 1, -1, 6.1e-5, 5.96e-8, -5.96e-8, 3e-8, 1e-9, 65519, 65520}
+	for range 200 {
+		ds = append(ds, float32(r.NormFloat64()*math.Pow(10, float64(r.Intn(9)-6))))
+	}
+	for _, d := range ds {
+		c, want := f16Neighbours(d), f16Near13(d)
+		for len(want) < 3 {
+			want = append(want, want[0])
+		}
+		if m := float16.Fromfloat32(d).Bits() & 0x7fff; m == 0 {
+			want = []float32{want[0], want[0], want[1]}
+		} else if len(f16Near13(d)) == 2 && m == 0x7bff {
+			want = []float32{want[0], want[1], want[0]}
+		}
+		if c[0] != want[0] || c[1] != want[1] || c[2] != want[2] || math.Signbit(float64(c[1])) != math.Signbit(float64(want[1])) {
+			t.Errorf("f16Neighbours(%v) = %v, want %v", d, c, want)
+		}
+	}
+}
+
+// iq4Idx13 reads the 4-bit indices of n elements from IQ4 level bytes.
+func iq4Idx13(qs []byte, n int) []int {
+	idx := make([]int, n)
+	for j := range idx {
+		idx[j] = int(qs[32*(j/32)/2+j%16] >> (4 * ((j % 32) / 16)) & 15)
+	}
+	return idx
+}
+
+// TestMutants13IQ4NL: the IQ4_NL fits on random blocks. llama.cpp's
+// (iq4nlLlama): d = binary16 of its scale search, the levels the nearest
+// for the unrounded scale. The wide one: no error above any candidate of
+// the rule (llama.cpp's scale and the wide search's, binary16 and
+// neighbours, nearest levels), levels the nearest for d as stored.
+// iq4nlBlock: the smaller error, llama.cpp's bytes on a tie.
+func TestMutants13IQ4NL(t *testing.T) {
+	r := rand.New(rand.NewSource(1314))
+	for k := range 200 {
+		x := testRows(r, 1, 32)
+		var qw []float32
+		if k%2 == 1 {
+			qw = make([]float32, 32)
+			for i := range qw {
+				qw[i] = float32(math.Exp(r.NormFloat64()))
+			}
+		}
+		w, w32 := iq4W13(x, qw), make([]float32, 32)
+		iq4Weights(x, qw, w32)
+		var L [32]uint8
+		dl, dw := llamaSubScale(x, w32, L[:]), wideSubScale(x, w32)
+		ll := make([]byte, 18)
+		iq4nlLlama(x, w32, ll)
+		if d := pyF16(ll); d != float16.Fromfloat32(dl).Float32() {
+			t.Fatalf("case %d: llama d %v, want binary16(%v)", k, d, dl)
+		}
+		for j, i := range iq4Idx13(ll[2:], 32) {
+			if want := nearestK13(float32(x[j] * float32(1/dl))); dl != 0 && i != want {
+				t.Fatalf("case %d element %d: llama index %d, want %d", k, j, i, want)
+			}
+		}
+		wd := make([]byte, 18)
+		iq4nlWide(x, w32, wd)
+		ew := wErr13(x, pyIQ4_NL(wd), w)
+		for _, s := range []float32{dl, dw} {
+			for _, c := range f16Near13(s) {
+				if ec := kErr13(x, w, c); ew > ec*(1+1e-9) {
+					t.Fatalf("case %d: wide error %.10g above candidate %v's %.10g", k, ew, c, ec)
+				}
+			}
+		}
+		dd := make([]float32, 32)
+		for j := range dd {
+			dd[j] = pyF16(wd)
+		}
+		checkNearestK13(t, "wide", x, pyIQ4_NL(wd), dd)
+		blk := make([]byte, 18)
+		iq4nlBlock(x, qw, blk)
+		want := ll
+		if ew < wErr13(x, pyIQ4_NL(ll), w) {
+			want = wd
+		}
+		if string(blk) != string(want) {
+			t.Fatalf("case %d: iq4nlBlock kept neither the smaller-error fit", k)
+		}
+	}
+}
+
+// xsScales13 reads an IQ4_XS superblock's d·(ls − 32) per element.
+func xsScales13(blk []byte) ([8]int, []float32) {
+	d, sh, sl := pyF16(blk), binary.LittleEndian.Uint16(blk[2:]), blk[4:8]
+	var ls [8]int
+	dl := make([]float32, 256)
+	for ib := range 8 {
+		ls[ib] = int((sl[ib/2]>>(4*(ib%2)))&15|uint8(sh>>(2*ib))&3<<4) - 32
+		for j := range 32 {
+			dl[32*ib+j] = float32(d * float32(ls[ib]))
+		}
+	}
+	return ls, dl
+}
+
+// TestMutants13IQ4XS: the IQ4_XS fits on random superblocks (two with
+// mirror-image largest sub-blocks, whose first sets d). llama.cpp's
+// (iq4xsLlama): d = binary16(−max/32) of its sub-scales (the first of the
+// largest magnitude), l = nearest(s/d) clamped to −32…31 for the unrounded
+// d, the levels the nearest for the unrounded d·l. The wide one: d one of
+// binary16(−max/div) and neighbours (div 32, 31, 33, from either set of
+// sub-scales), no error above the best of the rule's candidates (per
+// sub-block nearest(s/d) and its neighbours, nearest levels), levels the
+// nearest for d·l as stored. iq4xsBlock: the smaller error, llama.cpp's on a
+// tie.
+func TestMutants13IQ4XS(t *testing.T) {
+	r := rand.New(rand.NewSource(1315))
+	for k := range 12 {
+		x := testRows(r, 1, 256)
+		var qw []float32
+		if k%2 == 1 {
+			qw = make([]float32, 256)
+			for i := range qw {
+				qw[i] = float32(math.Exp(r.NormFloat64()))
+			}
+		}
+		if k < 2 {
+			for i := range 32 {
+				x[i] *= 10
+				x[32+i] = -x[i]
+				if qw != nil {
+					qw[32+i] = qw[i]
+				}
+			}
+		}
+		w, w32 := iq4W13(x, qw), make([]float32, 256)
+		iq4Weights(x, qw, w32)
+		var ls, ws [8]float32
+		var L [32]uint8
+		for ib := range 8 {
+			ls[ib] = llamaSubScale(x[32*ib:32*ib+32], w32[32*ib:32*ib+32], L[:])
+			ws[ib] = wideSubScale(x[32*ib:32*ib+32], w32[32*ib:32*ib+32])
+		}
+		ll := make([]byte, 136)
+		iq4xsLlama(x, &ls, ll)
+		d := -maxSigned13(ls[:]) / 32
+		if got := pyF16(ll); got != float16.Fromfloat32(d).Float32() {
+			t.Fatalf("case %d: llama d %v, want binary16(%v)", k, got, d)
+		}
+		sub, _ := xsScales13(ll)
+		idx := iq4Idx13(ll[8:], 256)
+		for ib := range 8 {
+			l := max(-32, min(31, int(math.RoundToEven(float64(float32(float32(1/d)*ls[ib]))))))
+			if sub[ib] != l {
+				t.Fatalf("case %d sub-block %d: llama sub-scale %d, want %d", k, ib, sub[ib], l)
+			}
+			dl := float32(d * float32(l))
+			for j := 32 * ib; j < 32*ib+32; j++ {
+				if want := nearestK13(float32(x[j] * float32(1/dl))); dl != 0 && idx[j] != want {
+					t.Fatalf("case %d element %d: llama index %d, want %d", k, j, idx[j], want)
+				}
+			}
+		}
+		wd := make([]byte, 136)
+		iq4xsWide(x, w32, &ls, &ws, wd)
+		best, dOK := math.Inf(1), false
+		for _, s := range [][8]float32{ls, ws} {
+			m := maxSigned13(s[:])
+			for _, div := range []float32{32, 31, 33} {
+				for _, c := range f16Near13(-m / div) {
+					dOK = dOK || c == pyF16(wd)
+					var total float64
+					for ib := range 8 {
+						l0 := 0
+						if c != 0 {
+							l0 = int(math.RoundToEven(float64(float32(s[ib] / c))))
+						}
+						be := math.Inf(1)
+						for l := l0 - 1; l <= l0+1; l++ {
+							be = min(be, kErr13(x[32*ib:32*ib+32], w[32*ib:32*ib+32], float32(c*float32(max(-32, min(31, l))))))
+						}
+						total += be
+					}
+					best = min(best, total)
+				}
+			}
+		}
+		ew := wErr13(x, pyIQ4_XS(wd), w)
+		if !dOK || ew > best*(1+1e-9) {
+			t.Fatalf("case %d: wide d %v (a candidate: %v), error %.10g, best candidate %.10g", k, pyF16(wd), dOK, ew, best)
+		}
+		_, dl := xsScales13(wd)
+		checkNearestK13(t, "wide", x, pyIQ4_XS(wd), dl)
+		blk := make([]byte, 136)
+		iq4xsBlock(x, qw, blk)
+		want := ll
+		if ew < wErr13(x, pyIQ4_XS(ll), w) {
+			want = wd
+		}
+		if string(blk) != string(want) {
+			t.Fatalf("case %d: iq4xsBlock kept neither the smaller-error fit", k)
+		}
+	}
+}
+
+// TestMutants13IQ4Ties: the IQ4 searches keep the first of equally good
+// choices, and the blocks llama.cpp's on a tie.
+func TestMutants13IQ4Ties(t *testing.T) {
+	// wideSubScale: x0 = −127/128 alone weighted; h = −28…22 give index 0
+	// (−127), d = 1/128, h = 23…28 index 1 (−104), d = x0/−104, and both
+	// reproduce x0 exactly in float32 (checked): the first, 1/128, is kept.
+	x, w := make([]float32, 32), make([]float32, 32)
+	x[0], w[0] = -127.0/128, 1
+	if d := float32(float32(-104*x[0]) / (104 * 104)); float32(d*-104) != x[0] {
+		t.Fatalf("precondition: x0/−104 = %v does not reproduce x0", d)
+	}
+	if d := wideSubScale(x, w); d != 1.0/128 {
+		t.Errorf("wideSubScale: %v, want 1/128", d)
+	}
+
+	// Zero importance: every fit's error is 0.
+	r := rand.New(rand.NewSource(1316))
+	xs := testRows(r, 1, 512)
+	imp := make([]float32, 512)
+	for i := 256; i < 512; i++ {
+		imp[i] = 1
+	}
+	// IQ4_NL: llama.cpp's fit is kept: its scale 0 (Σwq² = 0) and the
+	// levels of its first candidate, the nearest to x·127/max.
+	q, err := QuantizeGGML(GGMLIQ4_NL, xs, 1, 512, Options{Importance: imp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xb := xs[:32]
+	id := float32(1 / float32(maxSigned13(xb)/127))
+	if d := binary.LittleEndian.Uint16(q); d != 0 {
+		t.Errorf("IQ4_NL zero importance: d bits %#04x, want 0", d)
+	}
+	for j, i := range iq4Idx13(q[2:18], 32) {
+		if want := nearestK13(float32(xb[j] * id)); i != want {
+			t.Fatalf("IQ4_NL zero importance: element %d index %d, want %d", j, i, want)
+		}
+	}
+	// iq4nlWide alone: the first candidate, scale 0 with the levels cleared.
+	blk := make([]byte, 18)
+	iq4nlWide(xb, make([]float32, 32), blk)
+	if string(blk) != string(make([]byte, 18)) {
+		t.Errorf("iq4nlWide, zero weights: % x, want zeros", blk)
+	}
+	// IQ4_XS: llama.cpp's fit: d = −0/32 = −0 (bits 0x8000), every
+	// sub-scale 0 (stored 32: low nibbles 0, high bits 2), levels the
+	// nearest to 0, index 8 (the value 1).
+	q, err = QuantizeGGML(GGMLIQ4_XS, xs, 1, 512, Options{Importance: imp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]byte{0x00, 0x80, 0xaa, 0xaa, 0, 0, 0, 0}, bytes.Repeat([]byte{0x88}, 128)...)
+	if string(q[:136]) != string(want) {
+		t.Errorf("IQ4_XS zero importance: % x, want % x", q[:8], want[:8])
+	}
+	// iq4xsWide alone: the first super-scale, −0 from llama.cpp's sub-scales
+	// over 32, and in each sub-block the first of l = −1, 0, 1 (stored 31:
+	// low nibbles 15, high bits 1), levels cleared.
+	var zs [8]float32
+	xw := make([]byte, 136)
+	iq4xsWide(xs[:256], make([]float32, 256), &zs, &zs, xw)
+	want = append([]byte{0x00, 0x80, 0x55, 0x55, 0xff, 0xff, 0xff, 0xff}, make([]byte, 128)...)
+	if string(xw) != string(want) {
+		t.Errorf("iq4xsWide, zero weights: % x, want % x", xw[:8], want[:8])
+	}
+}
+
+// TestMutants13LlamaSubScaleTies: llama.cpp's IQ4 scale search replaces its
+// best only on a larger (Σwqx)²/Σwq² in float32. x0 = 2^-12 alone weighted:
+// the first candidate (x·127/max = 127: index 15, q = 113) gives d =
+// 113·x0/113², every other (itry − 127 ≤ −120: q = −127) the same
+// criterion x0², so (in float32, computed here) the first is kept unless
+// the tie rounds to larger. Also the wide search's 1e-15 bound.
+func TestMutants13LlamaSubScaleTies(t *testing.T) {
+	x, w := make([]float32, 32), make([]float32, 32)
+	x[0], w[0] = 1.0/4096, 1
+	sqx, sq2 := float32(113*x[0]), float32(113*113)
+	want := sqx / sq2
+	best := float32(want * sqx)
+	if sqx2, sq22 := float32(-127*x[0]), float32(127*127); float32(sqx2*sqx2) > float32(best*sq22) {
+		want = sqx2 / sq22
+	}
+	var L [32]uint8
+	if d := llamaSubScale(x, w, L[:]); d != want {
+		t.Errorf("llamaSubScale: %v, want %v", d, want)
+	}
+	for i := range w {
+		w[i] = 1
+	}
+	x[0] = float32(1e-15)
+	if d := wideSubScale(x, w); d == 0 {
+		t.Error("wideSubScale, max float32(1e-15): 0")
+	}
+	x[0] = math.Nextafter32(float32(1e-15), 0)
+	if d := wideSubScale(x, w); d != 0 {
+		t.Errorf("wideSubScale, max below 1e-15: %v", d)
+	}
+}
+
+// TestMutants13QuantizeGGMLShapes: 0 rows or 0 columns are a valid, empty
+// matrix; rows·cols past MaxInt is a shape error (not a wrapped product);
+// a NaN in column 0 is found like any other.
+func TestMutants13QuantizeGGMLShapes(t *testing.T) {
+	for _, c := range []struct{ rows, cols int }{{0, 256}, {3, 0}} {
+		if q, err := QuantizeGGML(GGMLIQ4_NL, nil, c.rows, c.cols, Options{}); err != nil || len(q) != 0 {
+			t.Errorf("%d×%d: %d bytes, %v; want none and no error", c.rows, c.cols, len(q), err)
+		}
+	}
+	if _, err := QuantizeGGML(GGMLIQ4_NL, nil, 1<<62, 256, Options{}); !errors.Is(err, ErrShape) {
+		t.Errorf("2^62×256: %v, want ErrShape", err)
+	}
+	x := make([]float32, 2*32)
+	x[32] = float32(math.NaN())
+	if _, err := QuantizeGGML(GGMLIQ4_NL, x, 2, 32, Options{Name: "w"}); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "row 1, column 0: NaN") {
+		t.Errorf("NaN at row 1, column 0: %v", err)
 	}
 }
