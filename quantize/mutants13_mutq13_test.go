@@ -625,9 +625,24 @@ func TestMutants13QKWeights(t *testing.T) {
 	}
 }
 
+// fitHard13 are sub-blocks (x, weights) on which fitScaleMin's degenerate
+// cases matter: weights 0 or spread over many binades, so the float64 sums
+// are inexact and a least-squares intercept of exactly 0, a determinant of
+// exactly 0 with a nonzero numerator, or a slope of exactly 0 occurs.
+// Found by a random search comparing the rule with each changed case.
+var fitHard13 = [][2][]float32{
+	{{0, 0.2, 0.2, 0.1, 0.2, 0, 0.1, 0.2, 0.1, 0, 0, 0.2, 0.1, 0, 0.2, 0, 0.1, 0, 0, 0, 0.2, 0.1, 0, 0.2, 0.2, 0, 0, 0.2, 0.1, 0.1, 0, 0},
+		{5.1259635e-15, 1.346122e-05, 0, 0, 0, 0, 0, 0, 0, 4.814539e-05, 0, 0, 0, 0, 0, 0, 0, 0, 0.0006897308, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+	{{0.2, 0, 0.1, 0, 0, 0.2, 0.1, 0, 0, 0.2, 0.1, 0, 0, 0.1, 0.1, 0.1, 0.2, 0.1, 0, 0.2, 0.2, 0.2, 0.1, 0, 0.2, 0.2, 0, 0.2, 0, 0, 0.2, 0},
+		{5.5311853e-06, 0, 0, 0, 0, 1.3899704e-06, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1.7789013e-13, 0, 0, 6.9265993e-09, 0, 0, 2.199556e-09, 0, 0, 0, 0}},
+	{{0.1, 0.2, 0.1, 0, 0.2, 0, 0.2, 0.1, 0.2, 0.2, 0.1, 0, 0.2, 0, 0, 0.1, 0.1, 0, 0.1, 0.2, 0.2, 0, 0, 0.1, 0.2, 0.2, 0.2, 0.1, 0.1, 0.2, 0, 0.1},
+		{4.2227752e-17, 6.358487e-18, 1.5587976e-16, 0, 0, 0, 0, 0, 0, 4.623727e-09, 0, 0, 0.42339087, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+}
+
 // TestMutants13FitScaleMin: fitScaleMin on random sub-blocks (nmax 15 and
-// 31, random positive weights) returns the scale and min of its
-// smallest-error candidate; a constant non-positive block gives (0, −x).
+// 31, random positive weights, and fitHard13's) returns the scale and min of its
+// smallest-error candidate (with none, the min/max fit (hi − lo)/nmax, −lo);
+// a constant non-positive block gives (0, −x).
 func TestMutants13FitScaleMin(t *testing.T) {
 	r := rand.New(rand.NewSource(1307))
 	for _, nmax := range []int{15, 31} {
@@ -639,6 +654,12 @@ func TestMutants13FitScaleMin(t *testing.T) {
 				}
 			}
 			w32, w := testWeights13(r, x, true)
+			if nmax == 31 && k < len(fitHard13) {
+				x, w32 = fitHard13[k][0], fitHard13[k][1]
+				for j := range w {
+					w[j] = float64(w32[j])
+				}
+			}
 			s, mn := fitScaleMin(x, w32, nmax)
 			ts, tm, e := fitCands13(x, w, nmax)
 			best := math.Inf(1)
@@ -648,6 +669,13 @@ func TestMutants13FitScaleMin(t *testing.T) {
 			ok := false
 			for i := range e {
 				ok = ok || e[i] <= best*(1+1e-9) && s == float32(ts[i]) && mn == float32(-tm[i])
+			}
+			if len(e) == 0 { // no line: the min/max fit
+				lo, hi := float32(0), x[0]
+				for _, v := range x {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+				ok = s == (hi-lo)/float32(nmax) && mn == -lo
 			}
 			if !ok {
 				t.Fatalf("nmax %d case %d: (s, mn) = (%v, %v), not a smallest-error candidate (error %.10g)", nmax, k, s, mn, best)
