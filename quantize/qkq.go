@@ -40,7 +40,8 @@ func qkWeights(x, qw, w []float32) {
 }
 
 // fitScaleMin fits y = s·l − mn (s > 0, mn ≥ 0, l in [0, nmax]) to x with
-// weights w, returning s and mn (0, 0 for a constant non-negative block).
+// weights w, returning s and mn ((0, −x) for a constant block x ≤ 0; a
+// constant positive block is fitted as any other).
 func fitScaleMin(x, w []float32, nmax int) (s, mn float32) {
 	// Comparisons, not min/max: s390x's float min/max instructions
 	// (WFMINSB) look like fused multiply-adds to TestNoFusedMultiplyAdd.
