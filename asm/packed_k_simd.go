@@ -49,6 +49,34 @@ func packQ4KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb, tile int)
 	return true
 }
 
+// q6kAct is the bytes of one superblock of one activation row as the Q6_K
+// kernels read it (packQ6KAct).
+const q6kAct = 320
+
+// packQ6KAct lays the n activation rows out for the Q6_K kernels, in tiles
+// of tile rows (the kernels' most rows a call; the last tile shorter): per tile, superblock by superblock, per row 320 bytes:
+// the 256 quants, the 16 int16 sums bs, the float32 scale, zeros.
+func packQ6KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb, tile int) {
+	cols := nb * QK
+	for i0 := 0; i0 < n; i0 += tile {
+		m := min(tile, n-i0)
+		for b := range nb {
+			for j := range m {
+				i := i0 + j
+				o := dst[(i0*nb+b*m+j)*q6kAct : (i0*nb+b*m+j+1)*q6kAct]
+				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
+					o[k] = byte(v)
+				}
+				for s, v := range bs[(i*nb+b)*16 : (i*nb+b+1)*16] {
+					binary.LittleEndian.PutUint16(o[256+2*s:], uint16(v))
+				}
+				binary.LittleEndian.PutUint32(o[288:], math.Float32bits(da[i*nb+b]))
+				clear(o[292:320])
+			}
+		}
+	}
+}
+
 // packedKMaxTile is the most activation rows a packed K-quant kernel call
 // multiplies, on any architecture.
 const packedKMaxTile = 8

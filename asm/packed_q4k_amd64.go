@@ -2,11 +2,6 @@
 
 package asm
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // The AVX-512 VNNI kernels of the packed Q4_K layout
 // (packed_q4k_avx512_amd64.s, written by _gen): q4kGemmNAVX512 multiplies
 // ngroups ≥ 1 groups of nb ≥ 1 superblocks with N activation rows packed by
@@ -112,12 +107,8 @@ var q6kGemms = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *b
 	nil, q6kGemm1AVX512, q6kGemm2AVX512, q6kGemm3AVX512, q6kGemm4AVX512,
 }
 
-// q6kTile is the most activation rows one Q6_K kernel call multiplies;
-// q6kAct the bytes of one superblock of one activation row (packQ6KAct).
-const (
-	q6kTile = 4
-	q6kAct  = 320
-)
+// q6kTile is the most activation rows one Q6_K kernel call multiplies.
+const q6kTile = 4
 
 // The AVX2 kernels of the packed Q6_K layout (packed_q6k_avx2_amd64.s):
 // q6kGemmNAVX2, as q6kGemmNAVX512 (the same tile and activations).
@@ -141,30 +132,6 @@ var q6kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, ac
 // PacksQ6_K is PacksQ4_K for PackQ6_K's layout (AVX-512, AVX2).
 func PacksQ6_K() bool { return active == AVX512 || active == AVX2 }
 
-// packQ6KAct lays the n activation rows out for the Q6_K kernels, in tiles
-// of q6kTile rows: per tile, superblock by superblock, per row 320 bytes:
-// the 256 quants, the 16 int16 sums bs, the float32 scale, zeros.
-func packQ6KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) {
-	cols := nb * QK
-	for i0 := 0; i0 < n; i0 += q6kTile {
-		m := min(q6kTile, n-i0)
-		for b := range nb {
-			for j := range m {
-				i := i0 + j
-				o := dst[(i0*nb+b*m+j)*q6kAct : (i0*nb+b*m+j+1)*q6kAct]
-				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
-					o[k] = byte(v)
-				}
-				for s, v := range bs[(i*nb+b)*16 : (i*nb+b+1)*16] {
-					binary.LittleEndian.PutUint16(o[256+2*s:], uint16(v))
-				}
-				binary.LittleEndian.PutUint32(o[288:], math.Float32bits(da[i*nb+b]))
-				clear(o[292:320])
-			}
-		}
-	}
-}
-
 func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
 	if !PacksQ6_K() {
 		packedQ6KRef(out, ldo, w, rows, a, da, bs, n, nb)
@@ -176,7 +143,7 @@ func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 	}
 	sp := getScratch(n * nb * q6kAct)
 	act := *sp
-	packQ6KAct(act, a, da, bs, n, nb)
+	packQ6KAct(act, a, da, bs, n, nb, q6kTile)
 	packedKRun(kern, q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
 	scratchPool.Put(sp)
 }
