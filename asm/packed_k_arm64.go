@@ -11,12 +11,16 @@ import (
 // by _genarm64/packedk.py): q4kGemvV multiplies ngroups ≥ 1 groups of
 // nb ≥ 1 superblocks of PackQ4_K's layout with one activation row packed by
 // packQ4KAct, out[16·j + r] (ldo unused), in the DotProd (SDOT) and plain
-// NEON variants; q6kGemvV the same for PackQ6_K's layout (packQ6KAct),
+// NEON variants, and q4kGemm2DotProd for two activation rows (packQ4KAct's
+// tiles of 2, out[i·ldo + 16·j + r]); q6kGemvV the same for PackQ6_K's layout (packQ6KAct),
 // iq4xsGemvV for PackIQ4_XS's (packIQ4XSActARM), q5kGemvV for PackQ5_K's
 // (packQ4KAct).
 
 //go:noescape
 func q4kGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
+func q4kGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 //go:noescape
 func q4kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
@@ -26,7 +30,7 @@ func q4kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 func q4kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q4kGemvDotProd}
+		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q4kGemvDotProd, q4kGemm2DotProd}
 	case NEON:
 		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q4kGemvNEON}
 	}
