@@ -13,8 +13,8 @@ import (
 // packQ4KAct, out[16·j + r] (ldo unused), in the DotProd (SDOT) and plain
 // NEON variants, and q4kGemm2DotProd for two activation rows (packQ4KAct's
 // tiles of 2, out[i·ldo + 16·j + r]); q6kGemvV the same for PackQ6_K's layout (packQ6KAct),
-// iq4xsGemvV for PackIQ4_XS's (packIQ4XSActARM), q5kGemvV for PackQ5_K's
-// (packQ4KAct).
+// iq4xsGemvV for PackIQ4_XS's (packIQ4XSActARM), q5kGemvV and
+// q5kGemm2DotProd for PackQ5_K's (packQ4KAct).
 
 //go:noescape
 func q4kGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
@@ -159,13 +159,16 @@ func packedIQ4XSMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da 
 func q5kGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 //go:noescape
+func q5kGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
 func q5kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // q5kKernels is q4kKernels for the Q5_K kernels (packQ4KAct's activations).
 func q5kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q5kGemvDotProd}
+		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q5kGemvDotProd, q5kGemm2DotProd}
 	case NEON:
 		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q5kGemvNEON}
 	}

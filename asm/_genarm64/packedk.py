@@ -555,8 +555,12 @@ def q4k_gemm2(five=False):
     accumulators, V4-V7 isum, V8-V11 and V16-V19 the rows' activations of a
     sub-block pair, V12, V13 a chunk's 8 rows, V14, V15 its low nibbles,
     V20-V27 the sub-block sums; R13 = 64 the chunk stride. The bounds and
-    the float steps are q4kGemvDotProd's, row by row."""
-    name = "q4kGemm2DotProd"
+    the float steps are q4kGemvDotProd's, row by row.
+
+    q5kGemm2DotProd: the same for Q5_K (q5kGemvDotProd's fifth bits: V14, V15
+    a qh chunk's 8 rows, V28, V29 temporaries, V30 and V31 the masks 16 and
+    1)."""
+    name = ("q5kGemm2DotProd" if five else "q4kGemm2DotProd")
     k = K(name, q4k_gemm2)
     a = k
     a("MOVD out+0(FP), R0")
@@ -566,7 +570,11 @@ def q4k_gemm2(five=False):
     a("MOVD ngroups+24(FP), R3")
     a("MOVD nb+32(FP), R4")
     a("MOVD act+40(FP), R5")
-    a("VMOVI $15, V31.B16")
+    if five:
+        a("VMOVI $16, V30.B16")
+        a("VMOVI $1, V31.B16")
+    else:
+        a("VMOVI $15, V31.B16")
     a("MOVD $64, R13")
     k.label("group")
     for half in range(2):
@@ -578,15 +586,26 @@ def q4k_gemm2(five=False):
         k.label(f"super{half}")
         a("ADD $64, R2, R8  // the scales")
         a("ADD $192, R2, R9  // the mins")
-        a(f"ADD ${320 + 32 * half}, R2, R10  // the chunks' rows {8*half}..{8*half+7}")
+        a(f"ADD ${(832 if five else 320) + 32 * half}, R2, R10  // the chunks' rows {8*half}..{8*half+7}")
         a("ADD $288, R6, R14  // row 1's activations")
         for t in range(4):
+            if five:
+                a(f"ADD ${320 + 32 * half}, R2, R12  // the fifth bits' rows {8*half}..{8*half+7}")
             a(f"VLD1.P 64(R6), [V8.B16, V9.B16, V10.B16, V11.B16]  // row 0, sub-blocks {2*t}, {2*t+1}")
             a(f"VLD1.P 64(R14), [V16.B16, V17.B16, V18.B16, V19.B16]  // row 1")
             for r in range(20, 28):
                 a(f"VEOR V{r}.B16, V{r}.B16, V{r}.B16")
             for c in range(8):
                 a(f"VLD1.P (R10)(R13), [V12.B16, V13.B16]  // chunk {8*t + c}")
+                if five:
+                    a(f"VLD1.P (R12)(R13), [V14.B16, V15.B16]  // qh chunk {c}")
+                    for q in range(2):
+                        fifth_hi(a, 2 * t + 1, 14 + q, 12 + q, 28)
+                        fifth_lo(a, 2 * t, 14 + q, 12 + q, 29)
+                        for i, act in enumerate((8, 16)):
+                            a(f"SDOTE({20 + 4*i + q}, {12 + q}, {act + c // 4}, {c % 4})")
+                            a(f"SDOTE({22 + 4*i + q}, 28, {act + 2 + c // 4}, {c % 4})")
+                    continue
                 for q in range(2):
                     a(f"VAND V31.B16, V{12 + q}.B16, V{14 + q}.B16")
                     a(f"VUSHR $4, V{12 + q}.B16, V{12 + q}.B16")
@@ -639,7 +658,7 @@ def q4k_gemm2(five=False):
                 a(f"SCVTF4({20 + r}, {20 + r})")
                 a(f"FMUL4({20 + r}, 25, {20 + r})  // ·float32(msum)")
                 a(f"FSUB4({r}, {r}, {20 + r})")
-        a("ADD $2368, R2, R2  // the next superblock")
+        a(f"ADD ${2880 if five else 2368}, R2, R2  // the next superblock")
         a("SUBS $1, R7, R7")
         a(f"BNE super{half}")
         a(f"ADD ${32 * half}, R0, R11")
@@ -661,4 +680,5 @@ for variant in ("DotProd", "NEON"):
     out.append("\n" + iq4xs_gemv(variant))
     out.append("\n" + q4k_gemv(variant, True))
 out.append("\n" + q4k_gemm2())
+out.append("\n" + q4k_gemm2(True))
 print("".join(out), end="")
