@@ -12,9 +12,10 @@ import (
 // nb ≥ 1 superblocks of PackQ4_K's layout with one activation row packed by
 // packQ4KAct, out[16·j + r] (ldo unused), in the DotProd (SDOT) and plain
 // NEON variants, and q4kGemm2DotProd for two activation rows (packQ4KAct's
-// tiles of 2, out[i·ldo + 16·j + r]); q6kGemvV the same for PackQ6_K's layout (packQ6KAct),
-// iq4xsGemvV for PackIQ4_XS's (packIQ4XSActARM), q5kGemvV and
-// q5kGemm2DotProd for PackQ5_K's (packQ4KAct).
+// tiles of 2, out[i·ldo + 16·j + r]); q6kGemvV and q6kGemm2DotProd the same
+// for PackQ6_K's layout (packQ6KAct), iq4xsGemvV for PackIQ4_XS's
+// (packIQ4XSActARM), q5kGemvV and q5kGemm2DotProd for PackQ5_K's
+// (packQ4KAct).
 
 //go:noescape
 func q4kGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
@@ -64,13 +65,16 @@ func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 func q6kGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 //go:noescape
+func q6kGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
 func q6kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // q6kKernels is q4kKernels for the Q6_K kernels (packQ6KAct's activations).
 func q6kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q6kGemvDotProd}
+		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q6kGemvDotProd, q6kGemm2DotProd}
 	case NEON:
 		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q6kGemvNEON}
 	}

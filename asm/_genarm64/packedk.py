@@ -6,7 +6,7 @@ Run from asm/: python3 _genarm64/packedk.py > packed_k_arm64.s
 
 Each kernel is its pure-Go twin's product (packedQ4KRef, packedQ6KRef,
 packedIQ4XSRef, packedQ5KRef), bit for bit, for one activation row (gemv;
-Q4_K DotProd also two, q4kGemm2DotProd) over ngroups groups of 16 rows:
+Q4_K, Q6_K and Q5_K DotProd also two, q…Gemm2DotProd) over ngroups groups of 16 rows:
 the 16 rows of a group are the 16 int32 or float32 lanes of four vector
 registers (rows 4q to 4q+3 in register q), so the float steps of the definition are vector
 operations in the twin's order, each a separate rounded instruction (SCVTF,
@@ -673,6 +673,122 @@ def q4k_gemm2(five=False):
     return k.text()
 
 
+def q6k_gemm2():
+    """q6kGemm2DotProd: q6kGemvDotProd for two activation rows (packQ6KAct's
+    tiles of 2: superblock by superblock, row 0's 320 bytes then row 1's),
+    out[i·ldo + 16·j + r], each unit's bytes loaded and built into quants
+    once for both rows. A group is done in two halves of 8 rows; per half:
+    V0, V1 (row 0) and V2, V3 (row 1) the float32 accumulators, V4-V7 isum,
+    V8, V9 (row 0) and V10, V11 (row 1) the bs, V12, V13 the rows'
+    activations of a sub-block, V14, V15 a unit's A or B and V16, V17 its C
+    (the half's 8 rows), V20-V23 the sub-block sums, V24, V25 the rows' da,
+    V29, V30 the masks 3 and 48. The bounds and the float steps are
+    q6kGemvDotProd's, row by row."""
+    k = K("q6kGemm2DotProd", q6k_gemm2)
+    a = k
+    a("MOVD out+0(FP), R0")
+    a("MOVD ldo+8(FP), R1")
+    a("LSL $2, R1, R1  // ldo in bytes")
+    a("MOVD w+16(FP), R15")
+    a("MOVD ngroups+24(FP), R3")
+    a("MOVD nb+32(FP), R4")
+    a("MOVD act+40(FP), R5")
+    a("VMOVI $3, V29.B16")
+    a("VMOVI $48, V30.B16")
+    k.label("group")
+    for half in range(2):
+        for q in range(4):
+            a(f"VEOR V{q}.B16, V{q}.B16, V{q}.B16")
+        a("MOVD R5, R6")
+        a("MOVD R4, R7")
+        a("MOVD R15, R2")
+        k.label(f"super{half}")
+        a("ADD $32, R2, R8  // the scales")
+        a("ADD $288, R2, R10  // the units")
+        a("ADD $320, R6, R14  // row 1's activations")
+        a("ADD $256, R6, R11")
+        a("VLD1.P 32(R11), [V8.H8, V9.H8]  // row 0's bs")
+        a("VLD1R (R11), [V24.S4]  // row 0's da")
+        a("ADD $256, R14, R11")
+        a("VLD1.P 32(R11), [V10.H8, V11.H8]  // row 1's bs")
+        a("VLD1R (R11), [V25.S4]  // row 1's da")
+        for sb in range(16):
+            h, g, z = sb // 8, (sb % 8) // 2, sb % 2
+            a(f"VLD1.P 16(R6), [V12.B16]  // row 0, sub-block {sb}")
+            a("VLD1.P 16(R14), [V13.B16]  // row 1")
+            for q in range(4):
+                a(f"VEOR V{20 + q}.B16, V{20 + q}.B16, V{20 + q}.B16")
+            for kk in range(4):
+                u = 8 * h + 4 * z + kk
+                a(f"ADD ${192 * u + 64 * (g % 2) + 32 * half}, R10, R11")
+                a(f"VLD1 (R11), [V14.B16, V15.B16]  // unit {u} {'AB'[g % 2]}")
+                a(f"ADD ${192 * u + 128 + 32 * half}, R10, R12")
+                a(f"VLD1 (R12), [V16.B16, V17.B16]  // unit {u} C")
+                for q in range(2):
+                    x, c = 14 + q, 16 + q
+                    if g == 0:
+                        a(f"VAND V29.B16, V{c}.B16, V{c}.B16")
+                        a(f"VSLI $4, V{c}.B16, V{x}.B16")
+                        r = x
+                    elif g == 1:
+                        a(f"VUSHR $2, V{c}.B16, V{c}.B16")
+                        a(f"VAND V29.B16, V{c}.B16, V{c}.B16")
+                        a(f"VSLI $4, V{c}.B16, V{x}.B16")
+                        r = x
+                    elif g == 2:
+                        a(f"VAND V30.B16, V{c}.B16, V{c}.B16")
+                        a(f"VSRI $4, V{x}.B16, V{c}.B16")
+                        r = c
+                    else:
+                        a(f"VUSHR $2, V{c}.B16, V{c}.B16")
+                        a(f"VAND V30.B16, V{c}.B16, V{c}.B16")
+                        a(f"VSRI $4, V{x}.B16, V{c}.B16")
+                        r = c
+                    for i in range(2):
+                        a(f"SDOTE({20 + 2*i + q}, {r}, {12 + i}, {kk})")
+            if z == 0:
+                a(f"VLD1 (R8), [V14.B16, V15.B16]  // the scales of sub-blocks {sb}, {sb + 1}, row by row")
+                a("UZP1B(16, 14, 15)")
+            else:
+                a("VLD1.P 32(R8), [V14.B16, V15.B16]")
+                a("UZP2B(16, 14, 15)")
+            a(f"SXTL{'2' if half else ''}B(17, 16)  // rows {8*half}..{8*half+7}")
+            a("SXTLH(18, 17)")
+            a("SXTL2H(19, 17)")
+            for i in range(2):
+                for q in range(2):
+                    a(f"{'MULV' if sb == 0 else 'MLAV'}({4 + 2*i + q}, {20 + 2*i + q}, {18 + q})")
+            a("VSHL $5, V17.H8, V17.H8")
+            for i in range(2):
+                b = 8 + 2 * i + sb // 8
+                a(f"SMLSLHE({4 + 2*i}, 17, {b}, {sb % 8})")
+                a(f"SMLSL2HE({5 + 2*i}, 17, {b}, {sb % 8})")
+        a("ADD $384, R6, R6  // the next superblock's rows")
+        a("VLD1 (R2), [V14.H8, V15.H8]  // d")
+        a(f"FCVTL(16, {14 + half})")
+        a(f"FCVTL2(17, {14 + half})")
+        for i in range(2):
+            for q in range(2):
+                r = 2 * i + q
+                a(f"FMUL4(26, {16 + q}, {24 + i})  // float32(d·da)")
+                a(f"SCVTF4({4 + r}, {4 + r})")
+                a(f"FMUL4({4 + r}, 26, {4 + r})  // ·float32(isum)")
+                a(f"FADD4({r}, {r}, {4 + r})")
+        a("ADD $3360, R2, R2  // the next superblock")
+        a("SUBS $1, R7, R7")
+        a(f"BNE super{half}")
+        a(f"ADD ${32 * half}, R0, R11")
+        a("VST1 [V0.S4, V1.S4], (R11)  // row 0")
+        a("ADD R1, R11, R11")
+        a("VST1 [V2.S4, V3.S4], (R11)  // row 1")
+    a("ADD $64, R0, R0")
+    a("MOVD R2, R15  // the next group")
+    a("SUBS $1, R3, R3")
+    a("BNE group")
+    a("RET")
+    return k.text()
+
+
 out = [HDR]
 for variant in ("DotProd", "NEON"):
     out.append("\n" + q4k_gemv(variant))
@@ -681,4 +797,5 @@ for variant in ("DotProd", "NEON"):
     out.append("\n" + q4k_gemv(variant, True))
 out.append("\n" + q4k_gemm2())
 out.append("\n" + q4k_gemm2(True))
+out.append("\n" + q6k_gemm2())
 print("".join(out), end="")
