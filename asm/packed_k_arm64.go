@@ -13,8 +13,8 @@ import (
 // packQ4KAct, out[16·j + r] (ldo unused), in the DotProd (SDOT) and plain
 // NEON variants, and q4kGemm2DotProd for two activation rows (packQ4KAct's
 // tiles of 2, out[i·ldo + 16·j + r]); q6kGemvV and q6kGemm2DotProd the same
-// for PackQ6_K's layout (packQ6KAct), iq4xsGemvV for PackIQ4_XS's
-// (packIQ4XSActARM), q5kGemvV and q5kGemm2DotProd for PackQ5_K's
+// for PackQ6_K's layout (packQ6KAct), iq4xsGemvV and iq4xsGemm2DotProd for
+// PackIQ4_XS's (packIQ4XSActARM), q5kGemvV and q5kGemm2DotProd for PackQ5_K's
 // (packQ4KAct).
 
 //go:noescape
@@ -102,6 +102,9 @@ func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 func iq4xsGemvDotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 //go:noescape
+func iq4xsGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+//go:noescape
 func iq4xsGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // iq4xsKernels is q4kKernels for the IQ4_XS kernels (packIQ4XSActARM's
@@ -109,7 +112,7 @@ func iq4xsGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 func iq4xsKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, iq4xsGemvDotProd}
+		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, iq4xsGemvDotProd, iq4xsGemm2DotProd}
 	case NEON:
 		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, iq4xsGemvNEON}
 	}

@@ -6,7 +6,7 @@ Run from asm/: python3 _genarm64/packedk.py > packed_k_arm64.s
 
 Each kernel is its pure-Go twin's product (packedQ4KRef, packedQ6KRef,
 packedIQ4XSRef, packedQ5KRef), bit for bit, for one activation row (gemv;
-Q4_K, Q6_K and Q5_K DotProd also two, q…Gemm2DotProd) over ngroups groups of 16 rows:
+DotProd also two, q…Gemm2DotProd) over ngroups groups of 16 rows:
 the 16 rows of a group are the 16 int32 or float32 lanes of four vector
 registers (rows 4q to 4q+3 in register q), so the float steps of the definition are vector
 operations in the twin's order, each a separate rounded instruction (SCVTF,
@@ -789,6 +789,92 @@ def q6k_gemm2():
     return k.text()
 
 
+def iq4xs_gemm2():
+    """iq4xsGemm2DotProd: iq4xsGemvDotProd for two activation rows
+    (packIQ4XSActARM's tiles of 2: superblock by superblock, row 0's 272
+    bytes then row 1's), out[i·ldo + 16·j + r], each chunk loaded and looked
+    up once for both rows. A group is done in two halves of 8 rows; per
+    half: V0, V1 (row 0) and V2, V3 (row 1) the float32 accumulators, V4-V7
+    isum, V8, V9 (row 0) and V10, V11 (row 1) a sub-block's activations, V12,
+    V13 a chunk's high nibbles and V14, V15 its low ones (the half's 8 rows),
+    V20-V23 the sub-block sums, V24, V25 the rows' da, V30 the codebook, V31
+    the nibble mask. The bounds and the float steps are iq4xsGemvDotProd's,
+    row by row."""
+    k = K("iq4xsGemm2DotProd", iq4xs_gemm2)
+    a = k
+    a("MOVD out+0(FP), R0")
+    a("MOVD ldo+8(FP), R1")
+    a("LSL $2, R1, R1  // ldo in bytes")
+    a("MOVD w+16(FP), R15")
+    a("MOVD ngroups+24(FP), R3")
+    a("MOVD nb+32(FP), R4")
+    a("MOVD act+40(FP), R5")
+    a("VMOVI $15, V31.B16")
+    a("MOVD $pkiq4cb<>(SB), R11")
+    a("VLD1 (R11), [V30.B16]")
+    a("MOVD $64, R13")
+    k.label("group")
+    for half in range(2):
+        for q in range(4):
+            a(f"VEOR V{q}.B16, V{q}.B16, V{q}.B16")
+        a("MOVD R5, R6")
+        a("MOVD R4, R7")
+        a("MOVD R15, R2")
+        k.label(f"super{half}")
+        a("ADD $32, R2, R8  // the scales")
+        a(f"ADD ${192 + 32 * half}, R2, R10  // the chunks' rows {8*half}..{8*half+7}")
+        a("ADD $272, R6, R14  // row 1's activations")
+        for sb in range(8):
+            a(f"VLD1.P 32(R6), [V8.B16, V9.B16]  // row 0, sub-block {sb}")
+            a("VLD1.P 32(R14), [V10.B16, V11.B16]  // row 1")
+            for q in range(4):
+                a(f"VEOR V{20 + q}.B16, V{20 + q}.B16, V{20 + q}.B16")
+            for c in range(4):
+                a(f"VLD1.P (R10)(R13), [V12.B16, V13.B16]  // chunk {4*sb + c}")
+                for q in range(2):
+                    a(f"VAND V31.B16, V{12 + q}.B16, V{14 + q}.B16")
+                    a(f"VUSHR $4, V{12 + q}.B16, V{12 + q}.B16")
+                    a(f"VTBL V{14 + q}.B16, [V30.B16], V{14 + q}.B16")
+                    a(f"VTBL V{12 + q}.B16, [V30.B16], V{12 + q}.B16")
+                for i in range(2):
+                    for q in range(2):
+                        a(f"SDOTE({20 + 2*i + q}, {14 + q}, {8 + 2*i}, {c})")
+                        a(f"SDOTE({20 + 2*i + q}, {12 + q}, {9 + 2*i}, {c})")
+            a(f"VLD1.P 16(R8), [V12.B16]  // the scales of sub-block {sb}")
+            a(f"SXTL{'2' if half else ''}B(13, 12)  // rows {8*half}..{8*half+7}")
+            a("SXTLH(16, 13)")
+            a("SXTL2H(17, 13)")
+            for i in range(2):
+                for q in range(2):
+                    a(f"{'MULV' if sb == 0 else 'MLAV'}({4 + 2*i + q}, {20 + 2*i + q}, {16 + q})")
+        a("VLD1R (R6), [V24.S4]  // row 0's da")
+        a("VLD1R (R14), [V25.S4]  // row 1's da")
+        a("ADD $288, R6, R6  // the next superblock's rows")
+        a("VLD1 (R2), [V14.H8, V15.H8]  // d")
+        a(f"FCVTL(16, {14 + half})")
+        a(f"FCVTL2(17, {14 + half})")
+        for i in range(2):
+            for q in range(2):
+                r = 2 * i + q
+                a(f"FMUL4(26, {16 + q}, {24 + i})  // float32(d·da)")
+                a(f"SCVTF4({4 + r}, {4 + r})")
+                a(f"FMUL4({4 + r}, 26, {4 + r})  // ·float32(isum)")
+                a(f"FADD4({r}, {r}, {4 + r})")
+        a("ADD $2240, R2, R2  // the next superblock")
+        a("SUBS $1, R7, R7")
+        a(f"BNE super{half}")
+        a(f"ADD ${32 * half}, R0, R11")
+        a("VST1 [V0.S4, V1.S4], (R11)  // row 0")
+        a("ADD R1, R11, R11")
+        a("VST1 [V2.S4, V3.S4], (R11)  // row 1")
+    a("ADD $64, R0, R0")
+    a("MOVD R2, R15  // the next group")
+    a("SUBS $1, R3, R3")
+    a("BNE group")
+    a("RET")
+    return k.text()
+
+
 out = [HDR]
 for variant in ("DotProd", "NEON"):
     out.append("\n" + q4k_gemv(variant))
@@ -798,4 +884,5 @@ for variant in ("DotProd", "NEON"):
 out.append("\n" + q4k_gemm2())
 out.append("\n" + q4k_gemm2(True))
 out.append("\n" + q6k_gemm2())
+out.append("\n" + iq4xs_gemm2())
 print("".join(out), end="")
