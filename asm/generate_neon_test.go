@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestGeneratedARM64 checks that kernels_arm64.s and dot_ggml_arm64.s are
-// the output of their generators, _genarm64/gen.py and _genarm64/ggml.py
-// (skipped where python3 is missing).
+// TestGeneratedARM64 checks that kernels_arm64.s, dot_ggml_arm64.s and
+// packed_k_arm64.s are the output of their generators, _genarm64/gen.py,
+// _genarm64/ggml.py and _genarm64/packedk.py (skipped where python3 is
+// missing).
 func TestGeneratedARM64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short: the generator check runs in the full (amd64) test run")
@@ -21,6 +22,7 @@ func TestGeneratedARM64(t *testing.T) {
 	for _, g := range []struct{ gen, out string }{
 		{"_genarm64/gen.py", "kernels_arm64.s"},
 		{"_genarm64/ggml.py", "dot_ggml_arm64.s"},
+		{"_genarm64/packedk.py", "packed_k_arm64.s"},
 	} {
 		want, err := exec.Command(py, g.gen).Output()
 		if err != nil {

@@ -2,11 +2,6 @@
 
 package asm
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // The AVX-512 VNNI kernels of the packed Q4_K layout
 // (packed_q4k_avx512_amd64.s, written by _gen): q4kGemmNAVX512 multiplies
 // ngroups ≥ 1 groups of nb ≥ 1 superblocks with N activation rows packed by
@@ -68,49 +63,10 @@ var q4kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, ac
 // (16 YMM registers: 3 a row).
 const q4kTileAVX2 = 4
 
-// q4kAct is the bytes of one superblock of one activation row as the
-// kernels read it (packQ4KAct).
-const q4kAct = 288
-
 // PacksQ4_K reports whether the active variant has kernels for PackQ4_K's
 // layout (AVX-512, AVX2); the others multiply Q4_K fastest by the row
 // products (DotsRowsQ4_K), and a packed matrix by the definition's loop.
 func PacksQ4_K() bool { return active == AVX512 || active == AVX2 }
-
-// packQ4KAct lays the n activation rows out for the kernels, in tiles of
-// tile rows (q4kTile or q4kTileAVX2, the kernels' most rows a call; the
-// last tile shorter): per tile, superblock by superblock,
-// per row of the tile 288 bytes: the 256 quants, the pair sums B_s =
-// bs_2s + bs_2s+1 (s < 8) as int16, the float32 scale da, 12 bytes of zeros.
-// It reports false if a pair sum does not fit int16 (bs are then not the
-// 16-sums of int8 activations, which are at most 2048 in magnitude).
-func packQ4KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb, tile int) bool {
-	cols := nb * QK
-	for i0 := 0; i0 < n; i0 += tile {
-		m := min(tile, n-i0)
-		for b := range nb {
-			for j := range m {
-				i := i0 + j
-				o := dst[(i0*nb+b*m+j)*q4kAct : (i0*nb+b*m+j+1)*q4kAct]
-				ab := a[i*cols+b*QK : i*cols+(b+1)*QK]
-				for k, v := range ab {
-					o[k] = byte(v)
-				}
-				bsb := bs[(i*nb+b)*16 : (i*nb+b+1)*16]
-				for s := range 8 {
-					p := int32(bsb[2*s]) + int32(bsb[2*s+1])
-					if p != int32(int16(p)) {
-						return false
-					}
-					binary.LittleEndian.PutUint16(o[256+2*s:], uint16(p))
-				}
-				binary.LittleEndian.PutUint32(o[272:], math.Float32bits(da[i*nb+b]))
-				clear(o[276:288])
-			}
-		}
-	}
-	return true
-}
 
 func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
 	kern, tile := q4kGemms[:], q4kTile
@@ -151,12 +107,8 @@ var q6kGemms = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, act *b
 	nil, q6kGemm1AVX512, q6kGemm2AVX512, q6kGemm3AVX512, q6kGemm4AVX512,
 }
 
-// q6kTile is the most activation rows one Q6_K kernel call multiplies;
-// q6kAct the bytes of one superblock of one activation row (packQ6KAct).
-const (
-	q6kTile = 4
-	q6kAct  = 320
-)
+// q6kTile is the most activation rows one Q6_K kernel call multiplies.
+const q6kTile = 4
 
 // The AVX2 kernels of the packed Q6_K layout (packed_q6k_avx2_amd64.s):
 // q6kGemmNAVX2, as q6kGemmNAVX512 (the same tile and activations).
@@ -180,30 +132,6 @@ var q6kGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, ac
 // PacksQ6_K is PacksQ4_K for PackQ6_K's layout (AVX-512, AVX2).
 func PacksQ6_K() bool { return active == AVX512 || active == AVX2 }
 
-// packQ6KAct lays the n activation rows out for the Q6_K kernels, in tiles
-// of q6kTile rows: per tile, superblock by superblock, per row 320 bytes:
-// the 256 quants, the 16 int16 sums bs, the float32 scale, zeros.
-func packQ6KAct(dst []byte, a []int8, da []float32, bs []int16, n, nb int) {
-	cols := nb * QK
-	for i0 := 0; i0 < n; i0 += q6kTile {
-		m := min(q6kTile, n-i0)
-		for b := range nb {
-			for j := range m {
-				i := i0 + j
-				o := dst[(i0*nb+b*m+j)*q6kAct : (i0*nb+b*m+j+1)*q6kAct]
-				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
-					o[k] = byte(v)
-				}
-				for s, v := range bs[(i*nb+b)*16 : (i*nb+b+1)*16] {
-					binary.LittleEndian.PutUint16(o[256+2*s:], uint16(v))
-				}
-				binary.LittleEndian.PutUint32(o[288:], math.Float32bits(da[i*nb+b]))
-				clear(o[292:320])
-			}
-		}
-	}
-}
-
 func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
 	if !PacksQ6_K() {
 		packedQ6KRef(out, ldo, w, rows, a, da, bs, n, nb)
@@ -215,37 +143,7 @@ func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 	}
 	sp := getScratch(n * nb * q6kAct)
 	act := *sp
-	packQ6KAct(act, a, da, bs, n, nb)
+	packQ6KAct(act, a, da, bs, n, nb, q6kTile)
 	packedKRun(kern, q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
 	scratchPool.Put(sp)
-}
-
-// packedKRun runs the packed K-quant kernels kern[m] (m ≤ tile activation
-// rows a call) over the groups of w (gs bytes each; rows rows, the last
-// group possibly partial, through a buffer) with the activations act
-// (actBytes per row and superblock, in tiles of tile rows).
-func packedKRun(kern []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte), tile, actBytes, gs int, out []float32, ldo int, w []byte, rows int, act []byte, n, nb int) {
-	full := rows / GroupRows
-	gt := full
-	if n > tile {
-		gt = max(1, tileBytes/gs)
-	}
-	for g0 := 0; g0 < full; g0 += gt {
-		nt := min(gt, full-g0)
-		for i0 := 0; i0 < n; i0 += tile {
-			m := min(tile, n-i0)
-			kern[m](&out[i0*ldo+g0*GroupRows], ldo, &w[g0*gs], nt, nb, &act[i0*nb*actBytes])
-		}
-	}
-	if rest := rows - full*GroupRows; rest > 0 {
-		var tmp [q4kTile * GroupRows]float32
-		r0 := full * GroupRows
-		for i0 := 0; i0 < n; i0 += tile {
-			m := min(tile, n-i0)
-			kern[m](&tmp[0], GroupRows, &w[full*gs], 1, nb, &act[i0*nb*actBytes])
-			for j := range m {
-				copy(out[(i0+j)*ldo+r0:(i0+j)*ldo+rows], tmp[j*GroupRows:j*GroupRows+rest])
-			}
-		}
-	}
 }

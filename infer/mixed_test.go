@@ -132,9 +132,10 @@ func TestMixedKernelVariants(t *testing.T) {
 }
 
 // TestMixedPacksKQuants: with a variant that has the packed Q4_K, Q5_K,
-// Q6_K and IQ4_XS kernels (AVX-512), every Q4_K, Q5_K, Q6_K and IQ4_XS
-// matrix of a mix is multiplied in the packed interleaved layout (so the tests above run those
-// kernels), and with another variant none is.
+// Q6_K and IQ4_XS kernels (AVX-512, AVX2; NEON, DotProd, I8MM on arm64),
+// every Q4_K, Q5_K, Q6_K and IQ4_XS matrix of a mix is multiplied in the
+// packed interleaved layout (so the tests above run those kernels), and with
+// another variant none is.
 func TestMixedPacksKQuants(t *testing.T) {
 	orig := asm.Variant()
 	defer asm.Use(orig)
