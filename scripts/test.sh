@@ -80,7 +80,7 @@ fi
 if command -v qemu-aarch64-static >/dev/null; then
   GOARCH=arm64 go vet -tags purego ./asm/  # linux/arm64 without tags: the release loop above
   QEMU_CPU=max GOARCH=arm64 go test -short -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/
-  QEMU_CPU=max GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./infer/ -run 'KernelVariants|FloatKernels|LogitsHash'
+  QEMU_CPU=max GOARCH=arm64 go test -count=1 -timeout 10m -exec qemu-aarch64-static ./infer/ -run 'KernelVariants|FloatKernels|LogitsHash|MixedPacks'
   QEMU_CPU=cortex-a53 GOARCH=arm64 go test -short -count=1 -timeout 10m -exec qemu-aarch64-static ./asm/ -run 'Select|Use|Tiles|FuzzProducts|Quantize|F16Sweep|FloatKernels|Isum|GGMLKernels|DotsGGML|Sums32|PackQ4_K|PackQ6_K|PackIQ4_XS|PackQ5_K'
 else
   echo "test.sh: qemu-aarch64-static not available (no apt-get or not root): arm64 kernel tests SKIPPED" >&2
