@@ -425,6 +425,7 @@ func TestMut13cOnigTranslation(t *testing.T) {
 		{`[]a]+`, "a]b", "a]"},
 		{`[^]a]+`, "a]b", "b"},
 		{`[a&b]+`, "a&b", "a&b"},
+		{`[\&&]+`, "a&&", "&&"}, // an escaped '&' and a single one: no intersection
 	} {
 		got := strings.Join(generalSplit(t, c.re, c.s), "|")
 		if got != c.want {
