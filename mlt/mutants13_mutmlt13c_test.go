@@ -411,6 +411,9 @@ func TestMut13cOnigTranslation(t *testing.T) {
 		{`a{9}`, strings.Repeat("a", 9), strings.Repeat("a", 9)},
 		{`a{10}`, strings.Repeat("a", 12), strings.Repeat("a", 10)},
 		{`a{2,}`, "aaaa", "aaaa"},
+		{`ba{,2}`, "b baaa", "b|baa"}, // Ruby syntax: {,m} is {0,m}
+		{`a{,}`, "a{,}", "a{,}"},      // literal text
+		{`a{,x}`, "a{,x}", "a{,x}"},
 		{`a\p{L}b`, "aeb a1b", "aeb"},
 		{`[\w]+`, "a_b c", "a_b|c"},
 		{`(?i:a\n)`, "A\n", "A\n"},

@@ -126,7 +126,12 @@ func translateOnig(src string) (string, regexp2.RegexOptions, error) {
 				if prevQuant {
 					return "", 0, fail("nested quantifier at byte %d", i)
 				}
-				b.WriteString(src[i:j])
+				if src[i+1] == ',' {
+					b.WriteString("{0") // regexp2 reads {,m} as literal text
+					b.WriteString(src[i+1 : j])
+				} else {
+					b.WriteString(src[i:j])
+				}
 				n = j - i
 				quant = true
 			} else {
@@ -176,8 +181,10 @@ func foldClass(r rune) string {
 // an error there.
 const maxRepeat = 100000
 
-// intervalEnd returns the end of a {n}, {n,} or {n,m} quantifier at src[i:], or
-// 0; -1 when a bound is above maxRepeat.
+// intervalEnd returns the end of a {n}, {n,}, {n,m} or {,m} quantifier at
+// src[i:] (Oniguruma's Ruby syntax, which the tokenizers library uses, reads
+// {,m} as {0,m}: ONIG_SYN_ALLOW_INTERVAL_LOW_ABBREV), or 0 where the brace is
+// literal text; -1 when a bound is above maxRepeat.
 func intervalEnd(src string, i int) int {
 	j := i + 1
 	big := false
@@ -191,12 +198,19 @@ func intervalEnd(src string, i int) int {
 		}
 		return j - k
 	}
-	if digits() == 0 {
-		return 0
-	}
-	if j < len(src) && src[j] == ',' {
+	switch {
+	case digits() > 0:
+		if j < len(src) && src[j] == ',' {
+			j++
+			digits()
+		}
+	case j < len(src) && src[j] == ',': // {,m}: Ruby syntax's {0,m}
 		j++
-		digits()
+		if digits() == 0 {
+			return 0 // {,} is literal text
+		}
+	default:
+		return 0
 	}
 	if j < len(src) && src[j] == '}' {
 		if big {

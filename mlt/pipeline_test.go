@@ -377,6 +377,8 @@ func FuzzGeneralVsScanners(f *testing.F) {
 func TestTranslateOnigRefusals(t *testing.T) {
 	for re, want := range map[string]string{
 		`a{1,100001}`: "above Oniguruma's limit",
+		`a{,100001}`:  "above Oniguruma's limit",
+		`a{,2}*`:      "nested quantifier",
 		`a++`:         "possessive",
 		`a{2}*`:       "nested quantifier",
 		`[a[b]]`:      "nested character class",
