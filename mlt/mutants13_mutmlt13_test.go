@@ -566,3 +566,40 @@ func TestMutants13HFTemplateBOSZero(t *testing.T) {
 		t.Errorf("BOS %d flags %v, want BOS 0 with add-bos", tk.BOS, FlagNames(tk.Flags))
 	}
 }
+
+// TestMutants13HFOldFields: fields of older or rarer files. A model dropout
+// other than 0 makes encoding random (refused), 0 is none; a
+// CharDelimiterSplit without its delimiter is refused; a Metaspace
+// pre-tokenizer from before prepend_scheme says add_prefix_space, false
+// meaning no ▁ before the text ("a" → 257, with it "▁a" → 258).
+func TestMutants13HFOldFields(t *testing.T) {
+	j := byteLevelJSON()
+	j["model"].(jsonObj)["dropout"] = 0.1
+	if _, err := FromHF(writeHF(t, j, nil)); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "dropout 0.1") {
+		t.Errorf("dropout 0.1: got %v, want a refusal", err)
+	}
+	j["model"].(jsonObj)["dropout"] = 0
+	if _, err := FromHF(writeHF(t, j, nil)); err != nil {
+		t.Errorf("dropout 0: %v", err)
+	}
+	j = byteLevelJSON()
+	j["pre_tokenizer"] = seqPre(jsonObj{"type": "CharDelimiterSplit"}, byteLevelNoRegex)
+	if _, err := FromHF(writeHF(t, j, nil)); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "CharDelimiterSplit without delimiter") {
+		t.Errorf("CharDelimiterSplit: got %v, want a refusal", err)
+	}
+	for _, tc := range []struct {
+		prefix bool
+		want   []int
+	}{{false, []int{257}}, {true, []int{258}}} {
+		j := sentencePieceJSON()
+		j["normalizer"] = nil
+		j["pre_tokenizer"] = jsonObj{"type": "Metaspace", "replacement": "▁", "add_prefix_space": tc.prefix}
+		tk, err := FromHF(writeHF(t, j, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tk.Encode("a", false); tk.Pipeline == nil || !slices.Equal(got, tc.want) {
+			t.Errorf("add_prefix_space %v: pipeline %v, got %v, want %v", tc.prefix, tk.Pipeline != nil, got, tc.want)
+		}
+	}
+}
