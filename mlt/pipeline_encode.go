@@ -395,6 +395,9 @@ func (t *Tokenizer) encodePipeline(text string, out []int) []int {
 
 // encodePieces runs the pre-tokenizers over s and the model over each pre-token.
 func (t *Tokenizer) encodePieces(s string, atStart bool, out []int) []int {
+	if s == "" { // a text the normalizers emptied: no pre-token (as encodePipeline)
+		return out
+	}
 	ps := t.pipe
 	sc := ps.scratch.Get().(*pipeScratch)
 	defer ps.scratch.Put(sc)
