@@ -106,7 +106,7 @@ func deepSeekBitsOf(r rune) uint8 {
 	case unicode.IsPunct(r) || unicode.IsSymbol(r):
 		b = dsPunct
 	}
-	if r < utf8.RuneSelf && r > ' ' && r < 0x7F {
+	if r > ' ' && r < 0x7F {
 		switch {
 		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 			b |= dsASCIILetter
@@ -140,13 +140,13 @@ func (deepSeekSplitter) matches(s string, out []span, _ *pipeScratch) []span {
 func deepSeekMatch(s string, i int) int {
 	b, n := deepSeekBits.at(s, i)
 	// [ASCII punctuation][A-Za-z]+
-	if b&dsASCIIPunct != 0 && i+1 < len(s) {
+	if b&dsASCIIPunct != 0 { // (run stops at the end of s)
 		if e := deepSeekBits.run(s, i+1, dsASCIILetter); e > i+1 {
 			return e
 		}
 	}
 	// [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+, the prefix tried first
-	if b&(dsNewline|dsLetter|dsPunct) == 0 && i+n < len(s) {
+	if b&(dsNewline|dsLetter|dsPunct) == 0 {
 		if e := deepSeekBits.run(s, i+n, dsLetter|dsMark); e > i+n {
 			return e
 		}

@@ -78,7 +78,7 @@ func nextO200k(s string, i int) int {
 	b, n := o200kBits.at(s, i)
 	prefix := b&(oLetter|oNumber|oNewline) == 0 // [^\r\n\p{L}\p{N}]
 	// [prefix]?[upper]*[lower]+('s...)?, with the prefix tried first.
-	if prefix && i+n < len(s) {
+	if prefix { // (at the end of s nothing matches: o200kUpperLower gives -1, run i+n)
 		if e := o200kUpperLower(s, i+n); e > 0 {
 			return o200kContraction(s, e)
 		}
@@ -87,7 +87,7 @@ func nextO200k(s string, i int) int {
 		return o200kContraction(s, e)
 	}
 	// [prefix]?[upper]+[lower]*('s...)?
-	if prefix && i+n < len(s) {
+	if prefix {
 		if u := o200kBits.run(s, i+n, oUpper); u > i+n {
 			return o200kContraction(s, o200kBits.run(s, u, oLower))
 		}
