@@ -28,12 +28,12 @@ func q4kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // q4kKernels returns the active variant's Q4_K kernels (index: activation
 // rows a call), nil for Generic. I8MM CPUs have the dot product.
-func q4kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
+func q4kKernels() []gemmK {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q4kGemvDotProd, q4kGemm2DotProd}
+		return []gemmK{nil, q4kGemvDotProd, q4kGemm2DotProd}
 	case NEON:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q4kGemvNEON}
+		return []gemmK{nil, q4kGemvNEON}
 	}
 	return nil
 }
@@ -50,15 +50,9 @@ func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 		return
 	}
 	tile := len(kern) - 1
-	sp := getScratch(n * nb * q4kAct)
-	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb, tile) {
-		scratchPool.Put(sp)
+	if !runQ4KAct(kern, tile, q4kSuper, out, ldo, w, rows, a, da, bs, n, nb) {
 		packedQ4KRef(out, ldo, w, rows, a, da, bs, n, nb)
-		return
 	}
-	packedKRun(kern, tile, q4kAct, nb*q4kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
 }
 
 //go:noescape
@@ -71,12 +65,12 @@ func q6kGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 func q6kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // q6kKernels is q4kKernels for the Q6_K kernels (packQ6KAct's activations).
-func q6kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
+func q6kKernels() []gemmK {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q6kGemvDotProd, q6kGemm2DotProd}
+		return []gemmK{nil, q6kGemvDotProd, q6kGemm2DotProd}
 	case NEON:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q6kGemvNEON}
+		return []gemmK{nil, q6kGemvNEON}
 	}
 	return nil
 }
@@ -91,11 +85,7 @@ func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 		return
 	}
 	tile := len(kern) - 1
-	sp := getScratch(n * nb * q6kAct)
-	act := *sp
-	packQ6KAct(act, a, da, bs, n, nb, tile)
-	packedKRun(kern, tile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
+	runQ6KAct(kern, tile, out, ldo, w, rows, a, da, bs, n, nb)
 }
 
 //go:noescape
@@ -109,12 +99,12 @@ func iq4xsGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // iq4xsKernels is q4kKernels for the IQ4_XS kernels (packIQ4XSActARM's
 // activations).
-func iq4xsKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
+func iq4xsKernels() []gemmK {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, iq4xsGemvDotProd, iq4xsGemm2DotProd}
+		return []gemmK{nil, iq4xsGemvDotProd, iq4xsGemm2DotProd}
 	case NEON:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, iq4xsGemvNEON}
+		return []gemmK{nil, iq4xsGemvNEON}
 	}
 	return nil
 }
@@ -172,12 +162,12 @@ func q5kGemm2DotProd(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 func q5kGemvNEON(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 
 // q5kKernels is q4kKernels for the Q5_K kernels (packQ4KAct's activations).
-func q5kKernels() []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte) {
+func q5kKernels() []gemmK {
 	switch active {
 	case DotProd, I8MM:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q5kGemvDotProd, q5kGemm2DotProd}
+		return []gemmK{nil, q5kGemvDotProd, q5kGemm2DotProd}
 	case NEON:
-		return []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte){nil, q5kGemvNEON}
+		return []gemmK{nil, q5kGemvNEON}
 	}
 	return nil
 }
@@ -192,13 +182,7 @@ func packedQ5KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 		return
 	}
 	tile := len(kern) - 1
-	sp := getScratch(n * nb * q4kAct)
-	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb, tile) { // Q4_K's activation layout
-		scratchPool.Put(sp)
+	if !runQ4KAct(kern, tile, q5kSuper, out, ldo, w, rows, a, da, bs, n, nb) { // Q4_K's activation layout
 		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
-		return
 	}
-	packedKRun(kern, tile, q4kAct, nb*q5kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
 }

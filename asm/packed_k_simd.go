@@ -85,7 +85,7 @@ const packedKMaxTile = 8
 // rows a call) over the groups of w (gs bytes each; rows rows, the last
 // group possibly partial, through a buffer) with the activations act
 // (actBytes per row and superblock, in tiles of tile rows).
-func packedKRun(kern []func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte), tile, actBytes, gs int, out []float32, ldo int, w []byte, rows int, act []byte, n, nb int) {
+func packedKRun(kern []gemmK, tile, actBytes, gs int, out []float32, ldo int, w []byte, rows int, act []byte, n, nb int) {
 	full := rows / GroupRows
 	gt := full
 	if n > tile {
@@ -109,4 +109,30 @@ func packedKRun(kern []func(out *float32, ldo int, w *byte, ngroups, nb int, act
 			}
 		}
 	}
+}
+
+// gemmK is a packed K-quant kernel: ngroups groups of nb superblocks times
+// the activation rows at act (kern[N] multiplies N of them).
+type gemmK = func(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
+
+// runQ4KAct packs the n activation rows by packQ4KAct (the layout of the
+// Q4_K and Q5_K kernels) and runs kern over the rows of w, super bytes a
+// group's superblock; it reports false, having written nothing, when a pair
+// sum of bs does not fit int16 (the caller then runs the twin).
+func runQ4KAct(kern []gemmK, tile, super int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) bool {
+	sp := getScratch(n * nb * q4kAct)
+	defer scratchPool.Put(sp)
+	if !packQ4KAct(*sp, a, da, bs, n, nb, tile) {
+		return false
+	}
+	packedKRun(kern, tile, q4kAct, nb*super, out, ldo, w, rows, *sp, n, nb)
+	return true
+}
+
+// runQ6KAct is runQ4KAct for the Q6_K kernels (packQ6KAct, which cannot fail).
+func runQ6KAct(kern []gemmK, tile int, out []float32, ldo int, w []byte, rows int, a []int8, da []float32, bs []int16, n, nb int) {
+	sp := getScratch(n * nb * q6kAct)
+	defer scratchPool.Put(sp)
+	packQ6KAct(*sp, a, da, bs, n, nb, tile)
+	packedKRun(kern, tile, q6kAct, nb*q6kSuper, out, ldo, w, rows, *sp, n, nb)
 }

@@ -77,15 +77,9 @@ func packedQ4KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 		packedQ4KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
 	}
-	sp := getScratch(n * nb * q4kAct)
-	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb, tile) {
-		scratchPool.Put(sp)
+	if !runQ4KAct(kern, tile, q4kSuper, out, ldo, w, rows, a, da, bs, n, nb) {
 		packedQ4KRef(out, ldo, w, rows, a, da, bs, n, nb)
-		return
 	}
-	packedKRun(kern, tile, q4kAct, nb*q4kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
 }
 
 // The kernels of the packed Q6_K layout (packed_q6k_avx512_amd64.s):
@@ -141,9 +135,5 @@ func packedQ6KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 	if active == AVX2 {
 		kern = q6kGemmsAVX2[:]
 	}
-	sp := getScratch(n * nb * q6kAct)
-	act := *sp
-	packQ6KAct(act, a, da, bs, n, nb, q6kTile)
-	packedKRun(kern, q6kTile, q6kAct, nb*q6kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
+	runQ6KAct(kern, q6kTile, out, ldo, w, rows, a, da, bs, n, nb)
 }

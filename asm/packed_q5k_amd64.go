@@ -69,13 +69,7 @@ func packedQ5KMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []
 		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
 		return
 	}
-	sp := getScratch(n * nb * q4kAct)
-	act := *sp
-	if !packQ4KAct(act, a, da, bs, n, nb, tile) { // Q4_K's activation layout
-		scratchPool.Put(sp)
+	if !runQ4KAct(kern, tile, q5kSuper, out, ldo, w, rows, a, da, bs, n, nb) { // Q4_K's activation layout
 		packedQ5KRef(out, ldo, w, rows, a, da, bs, n, nb)
-		return
 	}
-	packedKRun(kern, tile, q4kAct, nb*q5kSuper, out, ldo, w, rows, act, n, nb)
-	scratchPool.Put(sp)
 }
