@@ -114,8 +114,15 @@ func (s *Sampler) Sample(logits []float32) int {
 	}
 	var total float64
 	pm := 0.0
+	inf := math.IsInf(m, 1) // +Inf logits share all the probability
 	for i := range c {
 		p := math.Exp((float64(c[i].p) - m) * inv)
+		if inf {
+			p = 0
+			if math.IsInf(float64(c[i].p), 1) {
+				p = 1
+			}
+		}
 		c[i].p = float32(p)
 		total += p
 		pm = math.Max(pm, p)
@@ -123,12 +130,18 @@ func (s *Sampler) Sample(logits []float32) int {
 	// Min-p: keep p ≥ MinP·pmax (independent of renormalization).
 	if s.opt.MinP > 0 {
 		lim := float64(s.opt.MinP) * pm
-		k := 0
+		k, top := 0, c[0]
 		for _, e := range c {
+			if e.p > top.p || e.p == top.p && e.id < top.id {
+				top = e
+			}
 			if float64(e.p) >= lim {
 				c[k] = e
 				k++
 			}
+		}
+		if k == 0 { // MinP > 1: the most likely token stays (lowest id on ties)
+			c[0], k = top, 1
 		}
 		c = c[:k]
 	}
