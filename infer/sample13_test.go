@@ -31,5 +31,11 @@ func TestSamplerInfiniteAndMinPAboveOne(t *testing.T) {
 		if got := NewSampler(o).Sample([]float32{0.5, 3, 1, 3}); got != 1 {
 			t.Fatalf("min-p 2: drew %d, want 1 (the most likely, lowest id)", got)
 		}
+		// Through top-k the candidates are in heap order (1, 3, 2, 0 here),
+		// a lower id after the most likely one.
+		o.TopK = 4
+		if got := NewSampler(o).Sample([]float32{1, 0.1, 3, 0.5, -1}); got != 2 {
+			t.Fatalf("top-k 4, min-p 2: drew %d, want 2 (the most likely)", got)
+		}
 	}
 }
