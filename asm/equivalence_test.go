@@ -311,6 +311,11 @@ func TestMatMulTiles(t *testing.T) {
 		p := genProblem(rng, 64, 300, 6, false, "normal", "normal")
 		w8, w4 := p.want()
 		p.check(t, 1, w8, w4)
+		// 325 rows: 20 full groups, which the tiles do not divide evenly (the
+		// 18 above they do), so the last tile is partial; and a rest of 5.
+		p = genProblem(rng, 64, 325, 6, false, "normal", "normal")
+		w8, w4 = p.want()
+		p.check(t, 1, w8, w4)
 	})
 }
 
