@@ -23,6 +23,8 @@ type SamplerOptions struct {
 // Temp ≤ 0; logits divided by Temp; top-k; softmax; min-p; top-p over what is
 // left (with the probability mass of the top-k set as the total); a draw from
 // the kept tokens in order of decreasing probability (ties: lower id first).
+// +Inf logits share all the probability; a min-p that keeps no token (above
+// 1) keeps the most likely one.
 type Sampler struct {
 	opt    SamplerOptions
 	rng    *rand.Rand
