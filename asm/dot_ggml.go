@@ -287,6 +287,17 @@ func checkK(w []byte, a []int8, da []float32, bs []int16, bb int) int {
 	return nb
 }
 
+// sums32 checks the lengths of a block-sum call (nb blocks of bb bytes, per
+// int32 outputs per block) and returns nb (the SIMD
+// block-sum wrappers of dot_ggml_amd64.go and dot_ggml_arm64.go).
+func sums32(w []byte, a []int8, p []int32, bb, per int) int {
+	nb := len(p) / per
+	if len(p)%per != 0 || len(w) != nb*bb || len(a) != nb*BlockSize {
+		panic("asm: ggml block sums: lengths")
+	}
+	return nb
+}
+
 func check32(w []byte, a []int8, da []float32, bb int) int {
 	nb := len(a) / BlockSize
 	if len(a)%BlockSize != 0 || len(w) != nb*bb || len(da) != nb {

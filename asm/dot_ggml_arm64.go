@@ -119,16 +119,6 @@ func q5_0Sums(w []byte, a []int8, p []int32)  { q5_0SumsK(active, w, a, p) }
 func iq4nlSums(w []byte, a []int8, p []int32) { iq4nlSumsK(active, w, a, p) }
 func q4_1Sums(w []byte, a []int8, pt []int32) { q4_1SumsK(active, w, a, pt) }
 
-// sums32 checks the lengths of a block-sum call (nb blocks of bb bytes, per
-// int32 outputs per block) and returns nb.
-func sums32(w []byte, a []int8, p []int32, bb, per int) int {
-	nb := len(p) / per
-	if len(p)%per != 0 || len(w) != nb*bb || len(a) != nb*BlockSize {
-		panic("asm: ggml block sums: lengths")
-	}
-	return nb
-}
-
 func q5_0SumsK(k Kernel, w []byte, a []int8, p []int32) {
 	nb := sums32(w, a, p, 22, 1)
 	if nb == 0 {
