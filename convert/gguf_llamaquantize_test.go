@@ -425,7 +425,11 @@ func llamaQuantizeRMSE(t *testing.T, lq, shape string, withImatrix bool, bound f
 				so += w * float64(ours[i]-v) * float64(ours[i]-v)
 				st += w * float64(theirs[i]-v) * float64(theirs[i]-v)
 			}
-			rows = append(rows, row{shape + " " + ti.Name, typ + ":" + gt.String(), math.Sqrt(so / sx), math.Sqrt(st / sx)})
+			r := row{shape + " " + ti.Name, typ + ":" + gt.String(), math.Sqrt(so / sx), math.Sqrt(st / sx)}
+			rows = append(rows, r)
+			// as it goes (go test -v streams it), so that a run of the big
+			// shapes cut short still leaves what it measured
+			t.Logf("row | %s | %s | %.5f | %.5f | %.4f |", r.name, r.typ, r.ours, r.theirs, r.ours/r.theirs)
 		}
 		f.Close()
 		os.Remove(gg)
