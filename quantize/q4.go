@@ -55,6 +55,8 @@ func candidateLevel(k int) float64 { return -float64(60+2*k) / 10 }
 
 // tinyBlock: a block whose largest magnitude is below it is scaled up to 1 before
 // fitting (SPEC.md), so that squares and cubes of its elements do not underflow.
+// The comparison is of real numbers (float64(amax) < 1e-6): float32(1e-6),
+// 9.99999997e-7, is below the limit and scaled, and no float32 equals it.
 const tinyBlock = 1e-6
 
 // tieMargin: relative to Σ w·x², the error difference below which candidates tie.
@@ -132,7 +134,7 @@ func bestFit(x []float32, imp []float32, s2 float64, s *rowScratch, lv *[BlockSi
 		return 0
 	}
 	scale, sxx := 1.0, 0.0
-	if amax < tinyBlock {
+	if float64(amax) < tinyBlock { // in float64: float32(1e-6) is below 1e-6, and no float32 equals it
 		scale = float64(amax)
 	}
 	for i, v := range x {
