@@ -12,9 +12,9 @@ const q50AVX2Doc = `// AVX2 kernels over the packed Q5_0 layout (packed_q50.go):
 // broadcast (VPBROADCASTD), byte p/8 moved to byte p (VPSHUFB), bit p%8
 // selected and compared (VPAND, VPCMPEQB with 1, 2, 4, …, 128), the 0xFF
 // so got cut to 16 (VPAND) and or'ed into the nibble: the unsigned n + 16·h
-// in [0, 31]. VPMADDUBSW pairs are at most 2·31·127 = 7874; a chunk's low
-// and high pairs are added as int16 (at most 15748), widened (VPMADDWD by
-// ones) and added in int32, and the correction 16·Σa, packed with the
+// in [0, 31]. VPMADDUBSW pairs are at most 2·31·127 = 7874; the low and
+// high pairs of two chunks are added as int16 (at most 31496), widened
+// (VPMADDWD by ones) and added in int32, and the correction 16·Σa, packed with the
 // activations, is subtracted once per block: the exact Σ (n + 16·h − 16)·a
 // of the Q8_0 form's quants (Q5_0AsQ8_0), so the products are that form's
 // bit for bit.
@@ -55,7 +55,8 @@ func q5BitsMem(l layout, w string, k, h, hi int) string {
 
 // q50AVX2Gemv writes the Q5_0 gemv: both halves of a group in one pass, as
 // avx2Gemv. Y0/Y8 the float sums of rows 0..7 and 8..15, Y1/Y9 their int32
-// sums, Y2/Y10 a chunk's int16 sums, Y3, Y6, Y7 the weights, Y4/Y5 the
+// sums, Y2/Y10 the int16 sums of chunks 2t and 2t + 1 (8 products of at
+// most 31·127: 31496, no wrap), Y3, Y6, Y7 the weights, Y4/Y5 the
 // activation quants; constants Y11 (VPSHUFB control), Y12 (bit selectors),
 // Y13 (0x10), Y14 (0x0f), Y15 (int16 ones).
 func q50AVX2Gemv(a *asmFile, name string, l layout) {
@@ -89,8 +90,13 @@ func q50AVX2Gemv(a *asmFile, name string, l layout) {
 			a.e("\tVPOR Y7, Y6, Y6")
 			a.e("\tVPMADDUBSW Y4, Y3, Y3")
 			a.e("\tVPMADDUBSW Y5, Y6, Y6")
-			a.e("\tVPADDW Y6, Y3, Y%d", h.s)
-			if k == 0 {
+			if k%2 == 0 {
+				a.e("\tVPADDW Y6, Y3, Y%d", h.s)
+				continue
+			}
+			a.e("\tVPADDW Y3, Y%d, Y%d", h.s, h.s)
+			a.e("\tVPADDW Y6, Y%d, Y%d", h.s, h.s)
+			if k == 1 {
 				a.e("\tVPMADDWD Y15, Y%d, Y%d", h.s, h.acc)
 			} else {
 				a.e("\tVPMADDWD Y15, Y%d, Y%d", h.s, h.s)
@@ -118,15 +124,14 @@ func q50AVX2Gemv(a *asmFile, name string, l layout) {
 }
 
 // q50AVX2Gemm4 writes the Q5_0 gemm4: 4 activation rows × one 8-row half per
-// inner loop, the two halves one after the other, as avx2Gemm4. Y0..Y3:
-// float sums, Y4..Y7: int32 sums, Y8 a chunk (then the block's scales), Y9
-// its low and Y10 its high 5-bit quants, Y11/Y12 temporaries, Y13 the
-// VPSHUFB control; the bit selectors and 0x10 from memory.
+// inner loop, the two halves one after the other, as avx2Gemm4, two chunks
+// at a time. Y0..Y3: float sums, Y4..Y7: int32 sums, Y8/Y9 the low and
+// high 5-bit quants of chunk 2t (Y8 then the block's scales), Y10/Y13 those
+// of chunk 2t + 1, Y11 a row's int16 sum over both chunks (8 products of
+// at most 31·127: 31496, no wrap), Y12 a temporary; the constants from
+// memory.
 func q50AVX2Gemm4(a *asmFile, name string, l layout) {
-	gemmHead(a, name, func(a *asmFile) {
-		consts2(a)
-		a.e("\tVMOVDQU q50avx2<>+0(SB), Y13")
-	})
+	gemmHead(a, name, consts2)
 	l.header(a, "R13")
 	a.e("group:")
 	for h := range 2 {
@@ -143,22 +148,33 @@ func q50AVX2Gemm4(a *asmFile, name string, l layout) {
 			a.e("\tMOVQ SI, DX")
 		}
 		a.e("block%d:", h)
-		for k := range 4 {
-			a.e("\tVMOVDQU %d(DX), Y8", l.nibbles()+64*k+32*h)
-			a.e("\tVPSRLW $4, Y8, Y10")
-			a.e("\tVPAND Y14, Y8, Y9")
-			a.e("\tVPAND Y14, Y10, Y10")
-			q5Expand(a, q5BitsMem(l, "DX", k, h, 0), 11, "Y13", "q50avx2<>+32(SB)", "q50avx2<>+64(SB)")
-			a.e("\tVPOR Y11, Y9, Y9")
-			q5Expand(a, q5BitsMem(l, "DX", k, h, 1), 12, "Y13", "q50avx2<>+32(SB)", "q50avx2<>+64(SB)")
-			a.e("\tVPOR Y12, Y10, Y10")
+		for t := range 2 { // chunks 2t and 2t + 1
+			wr := [2][2]int{{8, 9}, {10, 13}} // [chunk][low, high] 5-bit quants
+			for c := range 2 {
+				k, lo, hi := 2*t+c, wr[c][0], wr[c][1]
+				a.e("\tVMOVDQU %d(DX), Y%d", l.nibbles()+64*k+32*h, lo)
+				a.e("\tVPSRLW $4, Y%d, Y%d", lo, hi)
+				a.e("\tVPAND Y14, Y%d, Y%d", lo, lo)
+				a.e("\tVPAND Y14, Y%d, Y%d", hi, hi)
+				q5Expand(a, q5BitsMem(l, "DX", k, h, 0), 11, "q50avx2<>+0(SB)", "q50avx2<>+32(SB)", "q50avx2<>+64(SB)")
+				a.e("\tVPOR Y11, Y%d, Y%d", lo, lo)
+				q5Expand(a, q5BitsMem(l, "DX", k, h, 1), 12, "q50avx2<>+0(SB)", "q50avx2<>+32(SB)", "q50avx2<>+64(SB)")
+				a.e("\tVPOR Y12, Y%d, Y%d", hi, hi)
+			}
 			for i := range 4 {
-				a.e("\tVPBROADCASTD %d(R11), Y11", 32*i+4*k)
-				a.e("\tVPMADDUBSW Y11, Y9, Y11")
-				a.e("\tVPBROADCASTD %d(R11), Y12", 32*i+16+4*k)
-				a.e("\tVPMADDUBSW Y12, Y10, Y12")
-				a.e("\tVPADDW Y12, Y11, Y11")
-				if k == 0 {
+				for c := range 2 {
+					k := 2*t + c
+					for hi := range 2 {
+						a.e("\tVPBROADCASTD %d(R11), Y12", 32*i+16*hi+4*k)
+						if c == 0 && hi == 0 {
+							a.e("\tVPMADDUBSW Y12, Y%d, Y11", wr[c][hi])
+							continue
+						}
+						a.e("\tVPMADDUBSW Y12, Y%d, Y12", wr[c][hi])
+						a.e("\tVPADDW Y12, Y11, Y11")
+					}
+				}
+				if t == 0 {
 					a.e("\tVPMADDWD Y15, Y11, Y%d", 4+i)
 				} else {
 					a.e("\tVPMADDWD Y15, Y11, Y11")
