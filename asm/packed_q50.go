@@ -99,8 +99,8 @@ func PackedQ5Size(f16 bool, rows, cols int) int {
 // returns it. With f16 the scales are stored as binary16, which must hold
 // the widened d exactly (ScalesFitF16), as PackQ8_0's. Its products are
 // those of PackQ8_0 on Q5_0AsQ8_0's weights and scales, bit for bit (and
-// so DotQ5_0's). The kernels that multiply it natively are the AVX-512 ones
-// (PacksQ5_0); the others expand it to the Q8_0 layout at each product
+// so DotQ5_0's). The kernels that multiply it natively are the AVX-512 and
+// AVX2 ones (PacksQ5_0); the others expand it to the Q8_0 layout at each product
 // (packedQ5ViaQ8), correct but slow, which only a variant chosen after
 // packing meets.
 func PackQ5_0(dst []byte, w []byte, rows, cols int, f16 bool) Packed {

@@ -142,8 +142,8 @@ func q5Acts(r *rand.Rand, n, nb int) ([]int8, []float32) {
 
 // TestPackQ5_0: Q5_0 matrices in the packed Q5_0 layout multiply to the
 // bits of their Q8_0 form (and DotQ5_0's) with every variant (the AVX-512
-// Q5_0 kernels, gemv and gemm8 with a remainder, and the Q8_0 form of the
-// others), for partial groups and from the second group on, tame and wild
+// Q5_0 kernels, gemv and gemm8 with a remainder, the AVX2 ones, gemv and
+// gemm4 with a remainder, and the Q8_0 form of the others), for partial groups and from the second group on, tame and wild
 // scales, with the extreme values −16 and 15 against activations ±127, and
 // activations uniform over −127..127 (not −128, which QuantizeQ8_0 never
 // writes and the AVX2 Q8_0 kernels do not take).

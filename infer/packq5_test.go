@@ -12,7 +12,7 @@ import (
 )
 
 // TestMixedQ5_0Packed: in a file of Q5_0 matrices, packing for a variant
-// with Q5_0 kernels (AVX-512) puts every Q5_0 matrix in asm.PackQ5_0's
+// with Q5_0 kernels (AVX-512, AVX2) puts every Q5_0 matrix in asm.PackQ5_0's
 // layout (fewer bytes than the Q8_0 form's), the others keep the Q8_0 form;
 // the logits of each variant, batched and token by token, are the pure-Go
 // kernels' bits on the Q8_0 form.
@@ -39,6 +39,9 @@ func TestMixedQ5_0Packed(t *testing.T) {
 				continue
 			}
 			n5++
+			if (k == asm.AVX512 || k == asm.AVX2) && !w.pk.Q5() {
+				t.Fatalf("%v: a Q5_0 %d×%d matrix kept in the Q8_0 form by a variant with Q5_0 kernels", k, w.rows, w.cols)
+			}
 			if w.pk.Q5() != asm.PacksQ5_0() {
 				t.Fatalf("%v: a Q5_0 %d×%d matrix packed with Q5 %v, PacksQ5_0 %v", k, w.rows, w.cols, w.pk.Q5(), asm.PacksQ5_0())
 			}
@@ -62,6 +65,6 @@ func TestMixedQ5_0Packed(t *testing.T) {
 		}
 	}
 	if !sawQ5 {
-		t.Log("no variant here has Q5_0 kernels (AVX-512): the packed Q5_0 path was not run")
+		t.Log("no variant here has Q5_0 kernels (AVX-512, AVX2): the packed Q5_0 path was not run")
 	}
 }

@@ -29,8 +29,8 @@ const groupRows = 16
 // iq4 (AVX-512 only): the Q4_0 layout holding IQ4_NL blocks, whose nibbles
 // index the codebook; the kernel looks them up (VPSHUFB) as K+128.
 //
-// q5 (AVX-512 only, with q4): the packed Q5_0 layout (asm/packed_q50.go):
-// per block, before the Q4_0 nibbles, 64 bytes of fifth bits (q50.go).
+// q5 (with q4): the packed Q5_0 layout (asm/packed_q50.go): per block,
+// before the Q4_0 nibbles, 64 bytes of fifth bits (q50.go, q50avx2.go).
 type layout struct{ q4, f16, iq4, q5 bool }
 
 // quants is the offset of a block's quants from the weight pointer: after
@@ -193,6 +193,7 @@ var files = []struct {
 	{"packed_q6k_avx2_amd64.s", q6kAVX2Doc, q6kAVX2Kernels()},
 	{"packed_iq4xs_avx2_amd64.s", iq4xsAVX2Doc, iq4xsAVX2Kernels()},
 	{"packed_q5k_avx2_amd64.s", q5kAVX2Doc, q5kAVX2Kernels()},
+	{"packed_q50_avx2_amd64.s", q50AVX2Doc, q50AVX2Kernels()},
 }
 
 func main() {
