@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The fast pure-Go packed product: the kernel of KRAFLA_KERNEL=generic, of
@@ -250,7 +251,15 @@ const q4VecWords = 17
 // 4096·N₃ with N_j = x>>4j & M, so N₀·A₀ + N₂·A₁ + N₁·A₂ + N₃·A₃ equals
 // x·A₀ + N₂·(A₁ − 256·A₀) + N₁·(A₂ − 16·A₀) + N₃·(A₃ − 4096·A₀) mod 2⁶⁴, and
 // the words stored for a chunk are A₀ and those three differences: the same
-// S exactly, with 3 ANDs instead of 4 per 16 weights.
+// S exactly, with 3 ANDs instead of 4 per 16 weights. Where unalignedLE
+// (unaligned_le.go: little-endian, unaligned 8-byte loads at full speed) the
+// kernel loads y, the 8 bytes one byte further, instead of shifting x by 8:
+// y and x>>8 differ in bits 56..63 alone (y's are the next byte, x>>8's are
+// 0), which neither y&M nor y>>4&M = x>>12&M reads, so the words and S are
+// the same; one shift and one register copy fewer per 16 weights. The last
+// load of a block half (chunk 3, its fourth row pair) shifts: its y would
+// read one byte past the half's quants, past the end of w in the last block
+// of the last group.
 
 // q4VecActWords writes the q4Vec words of one activation row (len(dst)
 // blocks): chunk k's words 4k..4k+3 for the pairs (4k, 4k+2), (4k+1, 4k+3),
@@ -310,7 +319,10 @@ func q4Vec(out []float32, grp []byte, l layout, scb []byte, act [][q4VecWords]ui
 // one load): the compiler orders a block's values by source line, with
 // inlined code from another file (binary.LittleEndian) after all of the
 // function's own, so that with binary.LittleEndian every activation word
-// was loaded first and spilled.
+// was loaded first and spilled. Each load's four products are added one
+// statement each, y&M last: the AND then overwrites y, its last use, and
+// not the register holding M, which the compiler otherwise rematerialized
+// (a 10-byte MOVQ of the constant) twice per load.
 func q4VecHalf(acc *[8]float32, qs []byte, step int, fs []byte, fstep, o int, act [][q4VecWords]uint64, da []float32) {
 	const m = 0x000F000F000F000F
 	var r0, r1, r2, r3, r4, r5, r6, r7 float32
@@ -324,43 +336,152 @@ func q4VecHalf(acc *[8]float32, qs []byte, step int, fs []byte, fstep, o int, ac
 		c := (*[32]byte)(q[0:])
 		a0, a1, a2, a3 := aw[0], aw[1], aw[2], aw[3]
 		x := uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
-		s0 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y := x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[1]))
+		}
+		s0 += x * a0
+		s0 += x >> 4 & m * a2
+		s0 += y >> 4 & m * a3
+		s0 += y & m * a1
 		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
-		s1 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[9]))
+		}
+		s1 += x * a0
+		s1 += x >> 4 & m * a2
+		s1 += y >> 4 & m * a3
+		s1 += y & m * a1
 		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
-		s2 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[17]))
+		}
+		s2 += x * a0
+		s2 += x >> 4 & m * a2
+		s2 += y >> 4 & m * a3
+		s2 += y & m * a1
 		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
-		s3 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[25]))
+		}
+		s3 += x * a0
+		s3 += x >> 4 & m * a2
+		s3 += y >> 4 & m * a3
+		s3 += y & m * a1
 		c = (*[32]byte)(q[64:])
 		a0, a1, a2, a3 = aw[4], aw[5], aw[6], aw[7]
 		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
-		s0 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[1]))
+		}
+		s0 += x * a0
+		s0 += x >> 4 & m * a2
+		s0 += y >> 4 & m * a3
+		s0 += y & m * a1
 		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
-		s1 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[9]))
+		}
+		s1 += x * a0
+		s1 += x >> 4 & m * a2
+		s1 += y >> 4 & m * a3
+		s1 += y & m * a1
 		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
-		s2 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[17]))
+		}
+		s2 += x * a0
+		s2 += x >> 4 & m * a2
+		s2 += y >> 4 & m * a3
+		s2 += y & m * a1
 		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
-		s3 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[25]))
+		}
+		s3 += x * a0
+		s3 += x >> 4 & m * a2
+		s3 += y >> 4 & m * a3
+		s3 += y & m * a1
 		c = (*[32]byte)(q[128:])
 		a0, a1, a2, a3 = aw[8], aw[9], aw[10], aw[11]
 		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
-		s0 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[1]))
+		}
+		s0 += x * a0
+		s0 += x >> 4 & m * a2
+		s0 += y >> 4 & m * a3
+		s0 += y & m * a1
 		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
-		s1 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[9]))
+		}
+		s1 += x * a0
+		s1 += x >> 4 & m * a2
+		s1 += y >> 4 & m * a3
+		s1 += y & m * a1
 		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
-		s2 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[17]))
+		}
+		s2 += x * a0
+		s2 += x >> 4 & m * a2
+		s2 += y >> 4 & m * a3
+		s2 += y & m * a1
 		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
-		s3 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[25]))
+		}
+		s3 += x * a0
+		s3 += x >> 4 & m * a2
+		s3 += y >> 4 & m * a3
+		s3 += y & m * a1
 		c = (*[32]byte)(q[192:])
 		a0, a1, a2, a3 = aw[12], aw[13], aw[14], aw[15]
 		x = uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 | uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
-		s0 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[1]))
+		}
+		s0 += x * a0
+		s0 += x >> 4 & m * a2
+		s0 += y >> 4 & m * a3
+		s0 += y & m * a1
 		x = uint64(c[8]) | uint64(c[9])<<8 | uint64(c[10])<<16 | uint64(c[11])<<24 | uint64(c[12])<<32 | uint64(c[13])<<40 | uint64(c[14])<<48 | uint64(c[15])<<56
-		s1 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[9]))
+		}
+		s1 += x * a0
+		s1 += x >> 4 & m * a2
+		s1 += y >> 4 & m * a3
+		s1 += y & m * a1
 		x = uint64(c[16]) | uint64(c[17])<<8 | uint64(c[18])<<16 | uint64(c[19])<<24 | uint64(c[20])<<32 | uint64(c[21])<<40 | uint64(c[22])<<48 | uint64(c[23])<<56
-		s2 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		if unalignedLE {
+			y = *(*uint64)(unsafe.Pointer(&c[17]))
+		}
+		s2 += x * a0
+		s2 += x >> 4 & m * a2
+		s2 += y >> 4 & m * a3
+		s2 += y & m * a1
 		x = uint64(c[24]) | uint64(c[25])<<8 | uint64(c[26])<<16 | uint64(c[27])<<24 | uint64(c[28])<<32 | uint64(c[29])<<40 | uint64(c[30])<<48 | uint64(c[31])<<56
-		s3 += x*a0 + x>>8&m*a1 + x>>4&m*a2 + x>>12&m*a3
+		y = x >> 8
+		s3 += x * a0
+		s3 += x >> 4 & m * a2
+		s3 += y >> 4 & m * a3
+		s3 += y & m * a1
 		r0 = blockStep(r0, int32(int16(s0>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[0:])), db)
 		r1 = blockStep(r1, int32(int16(s0>>48)), math.Float32frombits(binary.LittleEndian.Uint32(f[4:])), db)
 		r2 = blockStep(r2, int32(int16(s1>>16)), math.Float32frombits(binary.LittleEndian.Uint32(f[8:])), db)
