@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestAxpy14: axpy adds a·x to y element by element (its doc comment), worked
@@ -56,5 +57,34 @@ func TestPhysicalMemory14(t *testing.T) {
 	}
 	if got := physicalMemory(); got != kb*1024 {
 		t.Errorf("physicalMemory() = %d, want MemTotal %d kB × 1024 = %d", got, kb, kb*1024)
+	}
+}
+
+// TestHugeAlloc14: hugeAlloc (Linux) returns n writable bytes, length and
+// capacity n, starting on a 2 MiB boundary (its doc comment), and release
+// unmaps them without error.
+func TestHugeAlloc14(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("hugeAlloc maps huge pages on Linux only")
+	}
+	const huge = 2 << 20
+	for _, n := range []int{1, 4096, huge - 1, huge, huge + 4097, 3 * huge} {
+		b, release, err := hugeAlloc(n)
+		if err != nil {
+			t.Fatalf("hugeAlloc(%d): %v", n, err)
+		}
+		if len(b) != n || cap(b) != n {
+			t.Errorf("hugeAlloc(%d): len %d, cap %d, want both %d", n, len(b), cap(b), n)
+		}
+		if a := uintptr(unsafe.Pointer(unsafe.SliceData(b))); a%huge != 0 {
+			t.Errorf("hugeAlloc(%d): address %#x is not on a 2 MiB boundary", n, a)
+		}
+		b[n-1], b[0] = 2, 1
+		if b[0] != 1 || n > 1 && b[n-1] != 2 {
+			t.Errorf("hugeAlloc(%d): the bytes do not keep what was written", n)
+		}
+		if err := release(); err != nil {
+			t.Errorf("hugeAlloc(%d): release: %v", n, err)
+		}
 	}
 }
