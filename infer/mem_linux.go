@@ -1,12 +1,17 @@
 package infer
 
-import "golang.org/x/sys/unix"
+import (
+	"math"
 
-// physicalMemory returns the machine's RAM in bytes, or 0 when unknown.
+	"golang.org/x/sys/unix"
+)
+
+// physicalMemory returns the machine's RAM in bytes, or math.MaxInt64 (no
+// known limit) when unknown.
 func physicalMemory() int64 {
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) != nil {
-		return 0
+		return math.MaxInt64
 	}
 	return int64(si.Totalram) * int64(si.Unit)
 }

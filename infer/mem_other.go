@@ -2,5 +2,7 @@
 
 package infer
 
-// physicalMemory returns 0: unknown on this system.
-func physicalMemory() int64 { return 0 }
+import "math"
+
+// physicalMemory returns math.MaxInt64: unknown on this system, no known limit.
+func physicalMemory() int64 { return math.MaxInt64 }

@@ -25,8 +25,9 @@ func (s *Session) CanRewind(n int) bool {
 		}
 		// A ring of slots positions holds pos−slots … pos−1; position n
 		// attends to n−slots+1 … n−1 (slots is the window when the ring is
-		// shorter than the context), all of which must still be there.
-		if ls.slots < s.ctx && s.pos > ls.slots && n-ls.slots+1 < s.pos-ls.slots {
+		// shorter than the context), all of which must still be there. A
+		// ring of the whole context is never short: pos ≤ ctx = slots.
+		if s.pos > ls.slots && n-ls.slots+1 < s.pos-ls.slots {
 			return false
 		}
 	}

@@ -59,13 +59,10 @@ func (s *Sampler) Accept(tok int) {
 // (a token masked out by a grammar) is never drawn unless all are.
 func (s *Sampler) Sample(logits []float32) int {
 	x := logits
-	if p := s.opt.RepeatPenalty; p != 0 && p != 1 && len(s.recent) > 0 {
+	if p := s.opt.RepeatPenalty; p != 0 && p != 1 {
 		s.work = append(s.work[:0], logits...)
 		x = s.work
-		r := s.recent
-		if len(r) > s.opt.RepeatLastN {
-			r = r[len(r)-s.opt.RepeatLastN:]
-		}
+		r := s.recent[max(0, len(s.recent)-s.opt.RepeatLastN):]
 		seen := map[int]bool{}
 		for _, t := range r {
 			if t < 0 || t >= len(x) || seen[t] {
@@ -115,7 +112,6 @@ func (s *Sampler) Sample(logits []float32) int {
 		m = math.Max(m, float64(e.p))
 	}
 	var total float64
-	pm := 0.0
 	inf := math.IsInf(m, 1) // +Inf logits share all the probability
 	for i := range c {
 		p := math.Exp((float64(c[i].p) - m) * inv)
@@ -127,11 +123,12 @@ func (s *Sampler) Sample(logits []float32) int {
 		}
 		c[i].p = float32(p)
 		total += p
-		pm = math.Max(pm, p)
 	}
-	// Min-p: keep p ≥ MinP·pmax (independent of renormalization).
+	// Min-p: keep p ≥ MinP·pmax (independent of renormalization). pmax is 1:
+	// the maximum's exp(0), or a +Inf logit's 1 (NaN logits make every p NaN,
+	// which no limit keeps).
 	if s.opt.MinP > 0 {
-		lim := float64(s.opt.MinP) * pm
+		lim := float64(s.opt.MinP)
 		k, top := 0, c[0]
 		for _, e := range c {
 			if e.p > top.p || e.p == top.p && e.id < top.id {

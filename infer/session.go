@@ -126,7 +126,7 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 	// Size the caches before allocating them: a context the machine cannot
 	// hold gets a message, not an out-of-memory crash.
 	need := m.cacheBytes(ctx, opt.KV)
-	if mem := physicalMemory(); mem > 0 && need > mem {
+	if mem := physicalMemory(); need > mem {
 		return nil, fmt.Errorf("infer: a context of %d positions needs a %.1f GiB cache, more than the machine's %.1f GiB of memory; lower --ctx",
 			ctx, float64(need)/(1<<30), float64(mem)/(1<<30))
 	}
@@ -153,14 +153,13 @@ func (m *Model) NewSession(opt SessionOptions) (*Session, error) {
 // positions.
 func (s *Session) scratch(b, ctx int) {
 	c := &s.m.cfg
-	in := max(c.Dim, c.QDim, c.HiddenDim)
-	if c.LinK > 0 {
-		in = max(in, c.LinVDim())
-		s.u = make([]float32, b*c.LinQKV())
-		s.z = make([]float32, b*c.LinVDim())
-		s.lb = make([]float32, b*c.LinV)
-		s.la = make([]float32, b*c.LinV)
-	}
+	// The linear-attention buffers are empty for a model without such
+	// layers (its lin_* sizes are 0).
+	in := max(c.Dim, c.QDim, c.HiddenDim, c.LinVDim())
+	s.u = make([]float32, b*c.LinQKV())
+	s.z = make([]float32, b*c.LinVDim())
+	s.lb = make([]float32, b*c.LinV)
+	s.la = make([]float32, b*c.LinV)
 	s.x = make([]float32, b*c.Dim)
 	s.xn = make([]float32, b*c.Dim)
 	s.t = make([]float32, b*c.Dim)
@@ -255,8 +254,8 @@ func (s *Session) Eval(tokens []int, all bool, emit func(i int, logits []float32
 			first = 0
 		case end == len(tokens):
 			first = end - start - 1
-		default:
-			first = end - start
+		default: // no logits: end = start+s.batch, and row s.batch is past the batch
+			first = s.batch
 		}
 		var fn func(i int, logits []float32) error
 		if emit != nil {
