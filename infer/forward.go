@@ -74,7 +74,6 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		return
 	}
 	if dots != nil {
-		ak, dk, bk := s.qk[:n*cols], s.dk[:n*cols/asm.QK], s.bk[:n*cols/16]
 		// gRow's size, once: the type's block sizes are map lookups, which
 		// took a tenth of a generated token when made per row.
 		rb := cols / w.gt.BlockElems() * w.gt.BlockBytes()
@@ -84,7 +83,7 @@ func (s *Session) mulBlocked(out []float32, w *qmat, r0, r1, n int) {
 		nb := cols / asm.QK
 		for i0 := 0; i0 < n; i0 += step {
 			m := min(step, n-i0)
-			a, da, bs := ak[i0*cols:(i0+m)*cols], dk[i0*nb:(i0+m)*nb], bk[i0*nb*16:(i0+m)*nb*16]
+			a, da, bs := s.qk[i0*cols:(i0+m)*cols], s.dk[i0*nb:(i0+m)*nb], s.bk[i0*nb*16:(i0+m)*nb*16]
 			dots(out[i0*w.rows+r0:], w.rows, w.gb[r0*rb:r1*rb:r1*rb], r1-r0, a, da, bs, m)
 		}
 		return
@@ -232,7 +231,7 @@ func (s *Session) layerPass(tokens []int, seqs []seq) {
 				rmsNorm(s.t[i*dim:(i+1)*dim], s.t[i*dim:(i+1)*dim], L.postAttnNorm, c.NormEps)
 			}
 		}
-		add(s.x[:n*dim], s.t[:n*dim])
+		add(s.x[:n*dim], s.t) // add reads len(y) of x
 
 		// FFN.
 		for i := range n {
@@ -242,7 +241,7 @@ func (s *Session) layerPass(tokens []int, seqs []seq) {
 		s.quant(s.xn, n, dim)
 		hd := c.HiddenDim
 		s.muls(n, mulJob{s.h1, &L.w1}, mulJob{s.h3, &L.w3})
-		swiGLU(s.h1[:n*hd], s.h3[:n*hd], c.Act)
+		swiGLU(s.h1[:n*hd], s.h3, c.Act) // swiGLU reads len(g) of u
 		s.imat.add(l, slotFFNOut, s.h1, n, hd)
 		s.quant(s.h1, n, hd)
 		s.mul(s.t, &L.w2, n)
@@ -251,7 +250,7 @@ func (s *Session) layerPass(tokens []int, seqs []seq) {
 				rmsNorm(s.t[i*dim:(i+1)*dim], s.t[i*dim:(i+1)*dim], L.postFFNNorm, c.NormEps)
 			}
 		}
-		add(s.x[:n*dim], s.t[:n*dim])
+		add(s.x[:n*dim], s.t) // add reads len(y) of x
 	}
 }
 
