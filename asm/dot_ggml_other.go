@@ -7,12 +7,6 @@ func dotsSIMD(_ Kernel, _ int, _ []float32, _ int, _ []byte, _ []int8, _ []float
 	return false
 }
 
-func quantizeQ8K(x []float32, q []int8, d []float32, bs []int16) { quantizeQ8KGeneric(x, q, d, bs) }
-
-func quantizeQ8KK(_ Kernel, x []float32, q []int8, d []float32, bs []int16) {
-	quantizeQ8KGeneric(x, q, d, bs)
-}
-
 func dotsRowsSIMD(_ Kernel, _ int, _ []float32, _ int, _ []byte, _ int, _ []int8, _ []float32, _ []int16, _, _ int) bool {
 	return false
 }

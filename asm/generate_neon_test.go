@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestGeneratedARM64 checks that kernels_arm64.s, dot_ggml_arm64.s and
-// packed_k_arm64.s are the output of their generators, _genarm64/gen.py,
-// _genarm64/ggml.py and _genarm64/packedk.py (skipped where python3 is
-// missing).
+// TestGeneratedARM64 checks that kernels_arm64.s, dot_ggml_arm64.s,
+// packed_k_arm64.s and quantize_q8k_arm64.s are the output of their
+// generators, _genarm64/gen.py, _genarm64/ggml.py, _genarm64/packedk.py and
+// _genarm64/q8k.py (skipped where python3 is missing).
 func TestGeneratedARM64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short: the generator check runs in the full (amd64) test run")
@@ -23,6 +23,7 @@ func TestGeneratedARM64(t *testing.T) {
 		{"_genarm64/gen.py", "kernels_arm64.s"},
 		{"_genarm64/ggml.py", "dot_ggml_arm64.s"},
 		{"_genarm64/packedk.py", "packed_k_arm64.s"},
+		{"_genarm64/q8k.py", "quantize_q8k_arm64.s"},
 	} {
 		want, err := exec.Command(py, g.gen).Output()
 		if err != nil {

@@ -106,6 +106,64 @@ func TestQuantizeQ8KKernels(t *testing.T) {
 	}
 }
 
+// TestQuantizeQ8KEdges: fixed superblocks on each branch of the SIMD
+// kernels' max and scale steps (issue 23: quantizeQ8KNEON's signed/unsigned
+// maxima, NaN and tie paths): a single nonzero element of either sign at the
+// first, a middle and the last place; huge values (MaxFloat32); a largest
+// magnitude under 127/MaxFloat32 (iscale = ±Inf, d = ∓0) and a subnormal
+// one; +Inf or −Inf as the largest (iscale = ∓0, d = ∓Inf), with NaNs of both
+// signs (quiet and signalling bits) beside them; ties of opposite signs at
+// the ends; −0 with NaNs only (amax = 0); each superblock alone and all of
+// them in one call.
+func TestQuantizeQ8KEdges(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	negNaN, sNaN := math.Float32frombits(0xffc01234), math.Float32frombits(0xff800001)
+	var all []float32
+	add := func(set func(xb []float32)) {
+		xb := make([]float32, QK)
+		set(xb)
+		checkQuantizeQ8K(t, xb)
+		all = append(all, xb...)
+	}
+	for _, i := range []int{0, 77, QK - 1} {
+		for _, v := range []float32{1, -1, 3e38, -3e38, 1e-38, -1e-38, 1e-45, -1e-45, inf, -inf} {
+			add(func(xb []float32) { xb[i] = v })
+			add(func(xb []float32) {
+				for k := range xb {
+					xb[k] = v * float32(k%7) / 8
+				}
+				xb[i] = v
+				xb[(i+5)%QK] = [4]float32{nan, negNaN, sNaN, -nan}[i%4]
+			})
+		}
+	}
+	add(func(xb []float32) {
+		for k := range xb {
+			xb[k] = math.MaxFloat32 * float32(1-2*(k%3&1)) * float32(k%5+1) / 5
+		}
+	})
+	add(func(xb []float32) {
+		for k := range xb {
+			xb[k] = 3.7e-37 * float32(k%9-4) / 4
+		}
+	})
+	add(func(xb []float32) { xb[3], xb[200], xb[201] = inf, -inf, nan })
+	add(func(xb []float32) { xb[0], xb[QK-1] = -2, 2 })
+	add(func(xb []float32) { xb[0], xb[QK-1] = 2, -2 })
+	add(func(xb []float32) {
+		for k := range xb {
+			xb[k] = [4]float32{float32(math.Copysign(0, -1)), nan, negNaN, sNaN}[k%4]
+		}
+	})
+	add(func(xb []float32) {
+		for k := range xb {
+			xb[k] = float32(k%255) - 127 // exact ties to even: k/127·127
+		}
+		xb[100] = 127.49
+	})
+	checkQuantizeQ8K(t, all)
+}
+
 // FuzzQuantizeQ8K compares every variant with the twin on any float bits.
 func FuzzQuantizeQ8K(f *testing.F) {
 	f.Add([]byte{0, 0, 0x80, 0x7f}, int64(1))
