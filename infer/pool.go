@@ -39,7 +39,9 @@ type worker struct {
 const spinIters = 2000
 
 func newPool(threads int) *pool {
-	threads = max(threads, 1)
+	if threads < 1 {
+		threads = 1
+	}
 	p := &pool{threads: threads, workers: make([]*worker, threads-1)}
 	for i := range p.workers {
 		w := &worker{wake: make(chan struct{}, 1)}
@@ -53,25 +55,25 @@ func (p *pool) loop(w *worker) {
 	var last uint64
 	for {
 		seq := w.seq.Load()
-		for range spinIters {
-			if seq != last {
-				break
-			}
+		for i := 0; seq == last && i < spinIters; i++ {
 			spinPause()
 			seq = w.seq.Load()
 		}
 		if seq == last {
 			// Announce the sleep, then look again: run either sees sleeping
-			// and sends a token, or the new task is seen here. A token
-			// is sent only after seq.Add (by run or close), and only to a
-			// worker whose sleeping run took, which then takes it here:
-			// after a wake seq is new (or the pool closed).
+			// and sends a token, or the new task is seen here.
 			w.sleeping.Store(true)
 			if seq = w.seq.Load(); seq == last {
 				<-w.wake
-				seq = w.seq.Load()
 			} else if !w.sleeping.CompareAndSwap(true, false) {
 				<-w.wake // run saw sleeping and sent a token: take it
+			}
+			if p.closed.Load() {
+				return
+			}
+			seq = w.seq.Load()
+			if seq == last {
+				continue
 			}
 		}
 		if p.closed.Load() {
@@ -93,10 +95,15 @@ func spinPause() { runtime.Gosched() }
 // tiny ranges do not pay for waking every worker; the parts are of equal size
 // within one item.
 func (p *pool) run(n, minChunk int, fn func(part, lo, hi int)) {
-	minChunk = max(minChunk, 1)
-	parts := min(p.threads, (n+minChunk-1)/minChunk)
-	if parts < 2 { // 1 for n ≥ 1, 0 (or less) when there is nothing to do
-		if parts == 1 {
+	parts := p.threads
+	if minChunk < 1 {
+		minChunk = 1
+	}
+	if m := (n + minChunk - 1) / minChunk; m < parts {
+		parts = m
+	}
+	if parts <= 1 {
+		if n > 0 {
 			fn(0, 0, n)
 		}
 		return
