@@ -104,8 +104,16 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 			a.e("\tVPSUBD Y6, Y%d, Y%d", acc, acc)
 		}
 	}
+	gemvTail(a, l, 12, 13)
+}
+
+// gemvTail ends a gemv's block and group: the float steps of the two
+// halves' int32 sums (Y1, Y9) into their float sums (Y0, Y8), with Y7 the
+// activation scale and Y(t0), Y(t1) the scale products, then the next
+// block and, after the last, the store of the group's 16 sums.
+func gemvTail(a *asmFile, l layout, t0, t1 int) {
 	a.e("\tVBROADCASTSS 32(R11), Y7")
-	for hh, r := range [2]struct{ acc, f, t int }{{1, 0, 12}, {9, 8, 13}} {
+	for hh, r := range [2]struct{ acc, f, t int }{{1, 0, t0}, {9, 8, t1}} {
 		a.e("\tVCVTDQ2PS Y%d, Y%d", r.acc, r.acc)
 		t := fmt.Sprintf("Y%d", r.t)
 		l.mulScales(a, l.scales("SI", 8*hh), "Y7", t, t)

@@ -108,19 +108,7 @@ func q50AVX2Gemv(a *asmFile, name string, l layout) {
 	for _, acc := range []int{1, 9} {
 		a.e("\tVPSUBD Y6, Y%d, Y%d", acc, acc)
 	}
-	// The float steps, avx2Gemv's (Y7 da, Y4/Y5 the scale products).
-	a.e("\tVBROADCASTSS 32(R11), Y7")
-	for hh, r := range [2]struct{ acc, f, t int }{{1, 0, 4}, {9, 8, 5}} {
-		a.e("\tVCVTDQ2PS Y%d, Y%d", r.acc, r.acc)
-		t := fmt.Sprintf("Y%d", r.t)
-		l.mulScales(a, l.scales("SI", 8*hh), "Y7", t, t)
-		a.e("\tVMULPS Y%d, Y%d, Y%d", r.t, r.acc, r.acc)
-		a.e("\tVADDPS Y%d, Y%d, Y%d", r.acc, r.f, r.f)
-	}
-	nextBlock(a, l, "SI", 40, "block")
-	a.e("\tVMOVUPS Y0, (DI)")
-	a.e("\tVMOVUPS Y8, 32(DI)")
-	nextGroup(a)
+	gemvTail(a, l, 4, 5) // avx2Gemv's float steps, Y4/Y5 the scale products
 }
 
 // q50AVX2Gemm4 writes the Q5_0 gemm4: 4 activation rows × one 8-row half per
