@@ -71,6 +71,10 @@ func (p *pool) loop(w *worker) {
 			if p.closed.Load() {
 				return
 			}
+			// A token can be late: run's seq.Add, then (if its caller is
+			// descheduled) this worker runs the task and sleeps again
+			// before run's CAS finds sleeping set. Such a wake has the seq
+			// already run: wait again (TestPoolLateWake15).
 			seq = w.seq.Load()
 			if seq == last {
 				continue
