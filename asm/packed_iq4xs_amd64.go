@@ -85,7 +85,7 @@ var iq4xsGemmsAVX2 = [...]func(out *float32, ldo int, w *byte, ngroups, nb int, 
 
 // iq4xsActAVX2 is the bytes of one superblock of one activation row for
 // the AVX2 kernels (packIQ4XSActAVX2).
-const iq4xsActAVX2 = 528
+const iq4xsActAVX2 = 288
 
 // PacksIQ4_XS is PacksQ4_K for PackIQ4_XS's layout (AVX-512, AVX2); the
 // others multiply IQ4_XS fastest by the row products (DotsRowsIQ4_XS).
@@ -93,9 +93,12 @@ func PacksIQ4_XS() bool { return active == AVX512 || active == AVX2 }
 
 // packIQ4XSActAVX2 lays the n activation rows out for the AVX2 IQ4_XS
 // kernels, in tiles of iq4xsTile rows: per tile, superblock by superblock,
-// per row 528 bytes: the 256 quants a, their magnitudes |a| as bytes (−128
-// as 0x80, 128 unsigned for VPMADDUBSW), the float32 scale da, zeros.
-func packIQ4XSActAVX2(dst []byte, a []int8, da []float32, n, nb int) {
+// per row 288 bytes: the 256 quants a, the float32 scale da, zeros. It
+// reports false when an activation is −128, which the kernels cannot take
+// (their a·sign(K) would be +128); QuantizeQ8_K never writes one (its
+// quants are within ±127), so the caller's fallback to the definition
+// costs nothing in practice.
+func packIQ4XSActAVX2(dst []byte, a []int8, da []float32, n, nb int) bool {
 	cols := nb * QK
 	for i0 := 0; i0 < n; i0 += iq4xsTile {
 		m := min(iq4xsTile, n-i0)
@@ -104,17 +107,17 @@ func packIQ4XSActAVX2(dst []byte, a []int8, da []float32, n, nb int) {
 				i := i0 + j
 				o := dst[(i0*nb+b*m+j)*iq4xsActAVX2 : (i0*nb+b*m+j+1)*iq4xsActAVX2]
 				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
-					o[k] = byte(v)
-					o[256+k] = byte(v)
-					if v < 0 {
-						o[256+k] = byte(-int(v))
+					if v == -128 {
+						return false
 					}
+					o[k] = byte(v)
 				}
-				binary.LittleEndian.PutUint32(o[512:], math.Float32bits(da[i*nb+b]))
-				clear(o[516:528])
+				binary.LittleEndian.PutUint32(o[256:], math.Float32bits(da[i*nb+b]))
+				clear(o[260:288])
 			}
 		}
 	}
+	return true
 }
 
 // packIQ4XSAct lays the n activation rows out for the IQ4_XS kernels, in
@@ -152,11 +155,11 @@ func packIQ4XSAct(dst []byte, a []int8, da []float32, n, nb int) {
 func packedIQ4XSMatMul(out []float32, ldo int, w []byte, rows int, a []int8, da []float32, n, nb int) {
 	if active == AVX2 {
 		sp := getScratch(n * nb * iq4xsActAVX2)
-		act := *sp
-		packIQ4XSActAVX2(act, a, da, n, nb)
-		packedKRun(iq4xsGemmsAVX2[:], iq4xsTile, iq4xsActAVX2, nb*iq4xsSuper, out, ldo, w, rows, act, n, nb)
-		scratchPool.Put(sp)
-		return
+		defer scratchPool.Put(sp)
+		if packIQ4XSActAVX2(*sp, a, da, n, nb) {
+			packedKRun(iq4xsGemmsAVX2[:], iq4xsTile, iq4xsActAVX2, nb*iq4xsSuper, out, ldo, w, rows, *sp, n, nb)
+			return
+		}
 	}
 	if active != AVX512 {
 		packedIQ4XSRef(out, ldo, w, rows, a, da, n, nb)

@@ -347,22 +347,36 @@ func q6kGemmAVX2(a *asmFile, name string, n int) {
 }
 
 // iq4xsActAVX2 is the bytes of one superblock of one activation row as
-// packIQ4XSActAVX2 lays them out: the 256 int8 quants, their 256 magnitudes
-// |a| (−128 as 0x80: 128 unsigned), the float32 scale, padding.
+// packIQ4XSActAVX2 lays them out: the 256 int8 quants, the float32 scale,
+// padding (a multiple of 32, so that the quants stay aligned).
 const (
-	iq4xsActAVX2    = 528
-	iq4xsActAVX2Abs = 256
-	iq4xsActAVX2Da  = 512
+	iq4xsActAVX2   = 288
+	iq4xsActAVX2Da = 256
 )
 
-// codebook is the IQ4_NL/IQ4_XS codebook as signed bytes, the low and high
-// 8 as two little-endian quadwords.
-func codebook() (lo, hi uint64) {
+// codebook is the IQ4_NL/IQ4_XS codebook as signed bytes (or, abs, their
+// magnitudes), the low and high 8 as two little-endian quadwords.
+func codebook(abs bool) (lo, hi uint64) {
 	for j := 7; j >= 0; j-- {
-		lo = lo<<8 | uint64(byte(int8(kvaluesIQ4[j])))
-		hi = hi<<8 | uint64(byte(int8(kvaluesIQ4[j+8])))
+		l, h := int8(kvaluesIQ4[j]), int8(kvaluesIQ4[j+8])
+		if abs {
+			l, h = max(l, -l), max(h, -h)
+		}
+		lo = lo<<8 | uint64(byte(l))
+		hi = hi<<8 | uint64(byte(h))
 	}
 	return lo, hi
+}
+
+// codebookReg sets Y<reg> to the codebook (or its magnitudes) in both
+// 128-bit lanes.
+func codebookReg(a *asmFile, reg int, abs bool) {
+	lo, hi := codebook(abs)
+	a.e("\tMOVQ $0x%016x, AX", lo)
+	a.e("\tMOVQ AX, X%d", reg)
+	a.e("\tMOVQ $0x%016x, AX", hi)
+	a.e("\tVPINSRQ $1, AX, X%d, X%d", reg, reg)
+	a.e("\tVINSERTI128 $1, X%d, Y%d, Y%d", reg, reg, reg)
 }
 
 const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
@@ -370,17 +384,21 @@ const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
 //
 //	func iq4xsGemmNAVX2(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)
 //
-// for N = 1..8 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s)
-// with act laid out by packIQ4XSActAVX2 (per superblock, per row: 256
-// quants a, their magnitudes |a| (−128 as 128 unsigned), the float32 scale;
-// 528 bytes). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
-// signed codebook K (VPSHUFB, in each 128-bit lane); VPMADDUBSW multiplies
-// the unsigned |a| by K·sign(a) (VPSIGNB; |K| ≤ 127, so no −128 arises),
-// pairs into int16 at most 2·128·127 = 32512 (no saturation, for any int8
-// a, −128 too), and VPMADDWD by the lane's int8 scale in both words gives
-// sc·(the two products) in int32, exact, added into isum. Then DotIQ4_XS's
-// float32 step per lane: acc = acc + (d·da)·float32(isum), acc held in out,
-// +0 before the first superblock.
+// for N = 1..8 activation rows, arguments as q4kGemmNAVX2's
+// (packed_q4k_avx2_amd64.s), act laid out by packIQ4XSActAVX2 (per
+// superblock, per row: the 256 quants a, none of them −128, the float32
+// scale; 288 bytes). A group is taken superblock by superblock, both halves
+// of 8 dword lanes (rows 0..7, then 8..15) of a superblock one after the
+// other, so that a superblock's activations are read from L1 twice in a
+// row. Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
+// codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
+// the signed K. Per activation row the broadcast a takes K's signs (VPSIGNB:
+// a·sign(K), no K is 0, and |a| ≤ 127, so no −128 arises), VPMADDUBSW
+// multiplies the unsigned |K| by them, pairs into int16 at most 2·127·127 =
+// 32258 (no saturation), and VPMADDWD by the lane's int8 scale in both
+// words gives sc·(the two products) in int32, exact, added into isum. Then
+// DotIQ4_XS's float32 step per lane: acc = acc + (d·da)·float32(isum), acc
+// held in out, +0 before the first superblock.
 `
 
 // iq4xsAVX2Kernels lists iq4xsGemm1AVX2 … iq4xsGemm8AVX2.
@@ -393,12 +411,12 @@ func iq4xsAVX2Kernels() []kernel {
 }
 
 // iq4xsGemmAVX2 writes the IQ4_XS kernel for n ≤ 8 activation rows. Y15
-// the codebook in each lane, Y14 the mask 0x0F; per half: Y13 a chunk (then
-// its high nibbles, d), Y12 and Y11 the codebook values of its low and high
-// nibbles, Y9 the sub-block's scale in both words, Y8 and Y10 temporaries,
-// Yi isum of row i.
+// the codebook's magnitudes |K| in each lane, Y14 the signed codebook K, Y8
+// the mask 0x0F; per half of a superblock: Y13 a chunk (then its high
+// nibbles, d), Y12 and Y11 |K| and K of its low (then high) nibbles, Y9 the
+// sub-block's scale in both words, Y10 a broadcast a (then a·sign(K), the
+// products), Yi isum of row i.
 func iq4xsGemmAVX2(a *asmFile, name string, n int) {
-	lo, hi := codebook()
 	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
 	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
 	a.e("\tMOVQ out+0(FP), DX")
@@ -409,19 +427,27 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tMOVQ nb+32(FP), R10")
 	a.e("\tMOVQ act+40(FP), R11")
 	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tMOVQ AX, X14")
-	a.e("\tVPBROADCASTD X14, Y14")
-	a.e("\tMOVQ $0x%016x, AX", lo)
-	a.e("\tMOVQ AX, X15")
-	a.e("\tMOVQ $0x%016x, AX", hi)
-	a.e("\tVPINSRQ $1, AX, X15, X15")
-	a.e("\tVINSERTI128 $1, X15, Y15, Y15")
+	a.e("\tMOVQ AX, X8")
+	a.e("\tVPBROADCASTD X8, Y8")
+	codebookReg(a, 15, true)
+	codebookReg(a, 14, false)
 	a.e("%s_group:", name)
-	for rh := range 2 {
-		kavx2Half(a, name, rh, n)
-		if rh == 0 {
-			prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
+	// Both halves' outputs +0, then superblock by superblock.
+	a.e("\tVXORPS Y0, Y0, Y0")
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVMOVUPS Y0, (AX)")
+		a.e("\tVMOVUPS Y0, 32(AX)")
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
 		}
+	}
+	a.e("\tMOVQ R11, DI")
+	a.e("\tMOVQ SI, R12")
+	a.e("\tMOVQ R10, BX")
+	a.e("%s_super:", name)
+	prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
+	for rh := range 2 {
 		for s := range 8 {
 			a.e("\tVPMOVSXBD %d(R12), Y9", iq4xsSc+16*s+8*rh)
 			a.e("\tVPSLLD $16, Y9, Y10")
@@ -433,18 +459,22 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 					prefetchLines(a, "R12", iq4xsAhead, q, q+64)
 				}
 				a.e("\tVMOVDQU %d(R12), Y13", iq4xsQs+64*(4*s+k)+32*rh)
-				a.e("\tVPAND Y14, Y13, Y12")
-				a.e("\tVPSHUFB Y12, Y15, Y12")
-				a.e("\tVPSRLW $4, Y13, Y13")
-				a.e("\tVPAND Y14, Y13, Y13")
-				a.e("\tVPSHUFB Y13, Y15, Y11")
-				for nib, kv := range []int{12, 11} {
+				for nib := range 2 {
+					idx := 12
+					if nib == 0 {
+						a.e("\tVPAND Y8, Y13, Y12")
+					} else {
+						a.e("\tVPSRLW $4, Y13, Y13")
+						a.e("\tVPAND Y8, Y13, Y13")
+						idx = 13
+					}
+					a.e("\tVPSHUFB Y%d, Y14, Y11", idx)
+					a.e("\tVPSHUFB Y%d, Y15, Y12", idx)
 					e := 32*s + 16*nib + 4*k
 					for i := range n {
-						a.e("\tVPBROADCASTD %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Abs+e)
 						a.e("\tVPBROADCASTD %d(DI), Y10", i*iq4xsActAVX2+e)
-						a.e("\tVPSIGNB Y10, Y%d, Y10", kv)
-						a.e("\tVPMADDUBSW Y10, Y8, Y10")
+						a.e("\tVPSIGNB Y11, Y10, Y10")
+						a.e("\tVPMADDUBSW Y10, Y12, Y10")
 						if s == 0 && k == 0 && nib == 0 {
 							a.e("\tVPMADDWD Y9, Y10, Y%d", i)
 						} else {
@@ -458,8 +488,8 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
 		a.e("\tMOVQ DX, AX")
 		for i := range n {
-			a.e("\tVBROADCASTSS %d(DI), Y8", i*iq4xsActAVX2+iq4xsActAVX2Da)
-			a.e("\tVMULPS Y8, Y13, Y12")
+			a.e("\tVBROADCASTSS %d(DI), Y11", i*iq4xsActAVX2+iq4xsActAVX2Da)
+			a.e("\tVMULPS Y11, Y13, Y12")
 			a.e("\tVCVTDQ2PS Y%d, Y10", i)
 			a.e("\tVMULPS Y10, Y12, Y12")
 			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
@@ -469,8 +499,18 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 				a.e("\tADDQ R8, AX")
 			}
 		}
-		kavx2Next(a, name, rh, n, iq4xsSuper, iq4xsActAVX2)
 	}
+	a.e("\tADDQ $%d, R12", iq4xsSuper)
+	a.e("\tADDQ $%d, DI", n*iq4xsActAVX2)
+	a.e("\tDECQ BX")
+	a.e("\tJNZ %s_super", name)
+	a.e("\tMOVQ R12, SI")
+	a.e("\tADDQ $64, DX")
+	a.e("\tDECQ CX")
+	a.e("\tJNZ %s_group", name)
+	a.e("\tVZEROUPPER")
+	a.e("\tRET")
+	a.e("")
 }
 
 const q5kAVX2Doc = `// The products of the packed interleaved Q5_K layout (asm/packed_q5k.go,
