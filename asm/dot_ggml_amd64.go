@@ -240,11 +240,21 @@ func dotsRowsSIMD(k Kernel, bb int, out []float32, ldo int, w []byte, rows int, 
 //go:noescape
 func quantizeQ8KAVX512(x *float32, q *int8, d *float32, bs *int16, nb int)
 
+// quantizeQ8KAVX2 is quantizeQ8KAVX512 with 8 lanes.
+//
+//go:noescape
+func quantizeQ8KAVX2(x *float32, q *int8, d *float32, bs *int16, nb int)
+
 func quantizeQ8K(x []float32, q []int8, d []float32, bs []int16) { quantizeQ8KK(active, x, q, d, bs) }
 
 func quantizeQ8KK(k Kernel, x []float32, q []int8, d []float32, bs []int16) {
-	if k == AVX512 && len(d) > 0 {
+	switch {
+	case len(d) == 0:
+	case k == AVX512:
 		quantizeQ8KAVX512(&x[0], &q[0], &d[0], &bs[0], len(d))
+		return
+	case k == AVX2:
+		quantizeQ8KAVX2(&x[0], &q[0], &d[0], &bs[0], len(d))
 		return
 	}
 	quantizeQ8KGeneric(x, q, d, bs)

@@ -11,20 +11,27 @@ import (
 // worth handing to a thread.
 const minGroups = 2
 
+// quantRows is the fewest activation rows quant hands to a thread: a
+// prompt's rows are quantized in parallel, a generated token's one row is
+// not worth a dispatch.
+const quantRows = 8
+
 // quant quantizes n rows of width cols from x into s.qa/s.da with SPEC.md's
-// rule, the activation side of the next quantized products.
+// rule, the activation side of the next quantized products; each row on
+// its own, so the threads splitting the rows change no bit.
 func (s *Session) quant(x []float32, n, cols int) {
 	nb := cols / 32
-	for i := range n {
-		asm.QuantizeQ8_0(x[i*cols:(i+1)*cols], s.qa[i*cols:(i+1)*cols], s.da[i*nb:(i+1)*nb])
-	}
-	if s.qk != nil && cols%asm.QK == 0 {
-		// Q8_K too, for the K-quant and IQ4_XS matrices (llama.cpp's
-		// activation type for them); the same rows and strides.
-		for i := range n {
-			asm.QuantizeQ8_K(x[i*cols:(i+1)*cols], s.qk[i*cols:(i+1)*cols], s.dk[i*cols/asm.QK:(i+1)*cols/asm.QK], s.bk[i*cols/16:(i+1)*cols/16])
+	k := s.qk != nil && cols%asm.QK == 0
+	s.pool.run(n, quantRows, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			asm.QuantizeQ8_0(x[i*cols:(i+1)*cols], s.qa[i*cols:(i+1)*cols], s.da[i*nb:(i+1)*nb])
+			if k {
+				// Q8_K too, for the K-quant and IQ4_XS matrices (llama.cpp's
+				// activation type for them); the same rows and strides.
+				asm.QuantizeQ8_K(x[i*cols:(i+1)*cols], s.qk[i*cols:(i+1)*cols], s.dk[i*cols/asm.QK:(i+1)*cols/asm.QK], s.bk[i*cols/16:(i+1)*cols/16])
+			}
 		}
-	}
+	})
 }
 
 // dotsChunkRows is the number of activation rows mulBlocked multiplies with
