@@ -75,24 +75,43 @@ func gemvIQ4_NLF16AVX512(out *float32, w *byte, ngroups int, nb int, act *byte)
 //go:noescape
 func gemm8IQ4_NLF16AVX512(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 
-// kernelSetsIQ4 are the AVX-512 IQ4_NL kernels, [f16?]: the Q4_0 layout,
-// the codebook + 128 looked up, the correction −128·Σa.
-var kernelSetsIQ4 = [2]kernelSet{
-	{gemvIQ4_NLAVX512, gemm8IQ4_NLAVX512, 8, -128, true, false},
-	{gemvIQ4_NLF16AVX512, gemm8IQ4_NLF16AVX512, 8, -128, true, true},
+//go:noescape
+func gemvIQ4_NLAVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4IQ4_NLAVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemvIQ4_NLF16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
+
+//go:noescape
+func gemm4IQ4_NLF16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
+
+// kernelSetsIQ4 are the IQ4_NL kernels, [f16?][AVX512?], over the Q4_0
+// layout: AVX-512 looks the codebook + 128 up (correction −128·Σa), AVX2
+// the codebook itself (no correction) and multiplies as Q8_0.
+var kernelSetsIQ4 = [2][2]kernelSet{
+	{
+		{gemvIQ4_NLAVX2, gemm4IQ4_NLAVX2, 4, 0, true, false},
+		{gemvIQ4_NLAVX512, gemm8IQ4_NLAVX512, 8, -128, true, false},
+	},
+	{
+		{gemvIQ4_NLF16AVX2, gemm4IQ4_NLF16AVX2, 4, 0, true, true},
+		{gemvIQ4_NLF16AVX512, gemm8IQ4_NLF16AVX512, 8, -128, true, true},
+	},
 }
 
 // PacksIQ4_NL reports whether the active variant multiplies PackIQ4_NL's
-// layout natively (AVX-512); the others multiply IQ4_NL fastest as Q8_0
-// (IQ4_NLAsQ8_0).
-func PacksIQ4_NL() bool { return active == AVX512 }
+// layout natively (AVX-512, AVX2); the others multiply IQ4_NL fastest as
+// Q8_0 (IQ4_NLAsQ8_0).
+func PacksIQ4_NL() bool { return active == AVX512 || active == AVX2 }
 
 func packedMatMulIQ4(out []float32, ldo int, w []byte, rows int, f16 bool, a []int8, da []float32, n, nb int) {
-	if active != AVX512 {
+	if active == Generic || (active == AVX2 && f16 && !hasF16C) { // no VCVTPH2PS: an AVX2 CPU without F16C
 		packedIQ4Ref(out, ldo, w, rows, f16, a, da, n, nb)
 		return
 	}
-	packedMatMulSIMD(&kernelSetsIQ4[b2i(f16)], out, ldo, w, rows, a, da, n, nb)
+	packedMatMulSIMD(&kernelSetsIQ4[b2i(f16)][b2i(active == AVX512)], out, ldo, w, rows, a, da, n, nb)
 }
 
 var kernelSets = [2][2][2]kernelSet{ // [f16?][AVX512?][q4?]

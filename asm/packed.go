@@ -199,7 +199,7 @@ func PackQ4_0(dst []byte, w []byte, dw []float32, rows, cols int, f16 bool) Pack
 // unchanged, and returns it. Its products are DotIQ4_NL's bits (Σ K[n]·a
 // exact per block, then Q4_0's step), so the same as the Q8_0 matrix
 // IQ4_NLAsQ8_0 writes; they read half the bytes. The kernels that multiply
-// it natively are the AVX-512 ones (PacksIQ4_NL); the others take the
+// it natively are the AVX-512 and AVX2 ones (PacksIQ4_NL); the others take the
 // definition's loop (packedIQ4Ref), correct but slow, which only a variant
 // chosen after packing meets.
 func PackIQ4_NL(dst []byte, w []byte, rows, cols int, f16 bool) Packed {

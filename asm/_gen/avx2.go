@@ -50,7 +50,11 @@ var avx2Halves = [2]half{{2, 3, 1}, {10, 11, 9}}
 // activation broadcast feeds two weight loads. Y0/Y1: float and int sums of
 // rows 0..7, Y8/Y9 of 8..15.
 func avx2Gemv(a *asmFile, name string, l layout) {
-	gemvHead(a, name, consts2)
+	consts := consts2
+	if l.iq4 {
+		consts = func(a *asmFile) { consts2(a); codebookReg(a, 6, false, "AX") }
+	}
+	gemvHead(a, name, consts)
 	l.header(a, "DX")
 	a.e("group:")
 	l.startGroup(a, "DX")
@@ -62,7 +66,31 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 	prefetchAhead(a, l)
 	for k := range l.chunks() {
 		off := l.quants() + 64*k
-		if l.q4 {
+		if l.iq4 {
+			a.e("\tVPBROADCASTD %d(R11), Y4", 4*k)
+			a.e("\tVPBROADCASTD %d(R11), Y5", 16+4*k)
+			for hh, h := range avx2Halves {
+				w, hi, acc := h.w, h.t, h.acc
+				a.e("\tVMOVDQU %d(SI), Y%d", off+32*hh, w)
+				a.e("\tVPSRLW $4, Y%d, Y%d", w, hi)
+				a.e("\tVPAND Y14, Y%d, Y%d", w, w)
+				a.e("\tVPAND Y14, Y%d, Y%d", hi, hi)
+				for j, r := range [2][2]int{{w, 12}, {hi, 13}} {
+					q, t := r[0], r[1]
+					a.e("\tVPSHUFB Y%d, Y6, Y%d", q, q)
+					a.e("\tVPSIGNB Y%d, Y%d, Y%d", q, 4+j, t)
+					a.e("\tVPABSB Y%d, Y%d", q, q)
+					a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, q, q)
+					a.e("\tVPMADDWD Y15, Y%d, Y%d", q, q)
+				}
+				if k == 0 {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", hi, w, acc)
+				} else {
+					a.e("\tVPADDD Y%d, Y%d, Y%d", w, acc, acc)
+					a.e("\tVPADDD Y%d, Y%d, Y%d", hi, acc, acc)
+				}
+			}
+		} else if l.q4 {
 			a.e("\tVPBROADCASTD %d(R11), Y4", 4*k)
 			a.e("\tVPBROADCASTD %d(R11), Y5", 16+4*k)
 			for hh, h := range avx2Halves {
@@ -97,7 +125,7 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 			}
 		}
 	}
-	if l.q4 {
+	if l.q4 && !l.iq4 {
 		a.e("\tVPBROADCASTD 36(R11), Y6")
 		for _, acc := range []int{1, 9} {
 			a.e("\tVPMADDWD Y15, Y%d, Y%d", acc, acc)
@@ -146,7 +174,36 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 			a.e("\tLEAQ %d(SI), DX", 32*h)
 		}
 		a.e("block%d:", h)
-		if l.q4 {
+		if l.iq4 {
+			// Y13 holds the codebook until the block's scales (AX may
+			// point at them: R12, free in the block loop, carries it).
+			codebookReg(a, 13, false, "R12")
+			for k := range 4 {
+				a.e("\tVMOVDQU %d(DX), Y8", l.quants()+64*k)
+				for nib := range 2 {
+					if nib == 0 {
+						a.e("\tVPAND Y14, Y8, Y9")
+					} else {
+						a.e("\tVPSRLW $4, Y8, Y8")
+						a.e("\tVPAND Y14, Y8, Y9")
+					}
+					a.e("\tVPSHUFB Y9, Y13, Y9")
+					a.e("\tVPABSB Y9, Y10")
+					for i := range 4 {
+						t := 11 + i%2
+						a.e("\tVPBROADCASTD %d(R11), Y%d", 32*i+16*nib+4*k, t)
+						a.e("\tVPSIGNB Y9, Y%d, Y%d", t, t)
+						a.e("\tVPMADDUBSW Y%d, Y10, Y%d", t, t)
+						a.e("\tVPMADDWD Y15, Y%d, Y%d", t, t)
+						if k == 0 && nib == 0 {
+							a.e("\tVMOVDQA Y%d, Y%d", t, 4+i)
+						} else {
+							a.e("\tVPADDD Y%d, Y%d, Y%d", t, 4+i, 4+i)
+						}
+					}
+				}
+			}
+		} else if l.q4 {
 			for k := range 4 {
 				a.e("\tVMOVDQU %d(DX), Y8", l.quants()+64*k)
 				a.e("\tVPSRLW $4, Y8, Y10")

@@ -369,13 +369,13 @@ func codebook(abs bool) (lo, hi uint64) {
 }
 
 // codebookReg sets Y<reg> to the codebook (or its magnitudes) in both
-// 128-bit lanes.
-func codebookReg(a *asmFile, reg int, abs bool) {
+// 128-bit lanes, through the general register tmp.
+func codebookReg(a *asmFile, reg int, abs bool, tmp string) {
 	lo, hi := codebook(abs)
-	a.e("\tMOVQ $0x%016x, AX", lo)
-	a.e("\tMOVQ AX, X%d", reg)
-	a.e("\tMOVQ $0x%016x, AX", hi)
-	a.e("\tVPINSRQ $1, AX, X%d, X%d", reg, reg)
+	a.e("\tMOVQ $0x%016x, %s", lo, tmp)
+	a.e("\tMOVQ %s, X%d", tmp, reg)
+	a.e("\tMOVQ $0x%016x, %s", hi, tmp)
+	a.e("\tVPINSRQ $1, %s, X%d, X%d", tmp, reg, reg)
 	a.e("\tVINSERTI128 $1, X%d, Y%d, Y%d", reg, reg, reg)
 }
 
@@ -429,8 +429,8 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tMOVL $0x0f0f0f0f, AX")
 	a.e("\tMOVQ AX, X8")
 	a.e("\tVPBROADCASTD X8, Y8")
-	codebookReg(a, 15, true)
-	codebookReg(a, 14, false)
+	codebookReg(a, 15, true, "AX")
+	codebookReg(a, 14, false, "AX")
 	a.e("%s_group:", name)
 	// Both halves' outputs +0, then superblock by superblock.
 	a.e("\tVXORPS Y0, Y0, Y0")

@@ -26,8 +26,9 @@ const groupRows = 16
 // scales (32 bytes a block, padded to a multiple of 64 bytes), then every
 // block's quants, 64-byte aligned; AX walks the scales.
 //
-// iq4 (AVX-512 only): the Q4_0 layout holding IQ4_NL blocks, whose nibbles
-// index the codebook; the kernel looks them up (VPSHUFB) as K+128.
+// iq4: the Q4_0 layout holding IQ4_NL blocks, whose nibbles index the
+// codebook; the AVX-512 kernels look them up (VPSHUFB) as K+128, the AVX2
+// ones as K, then multiply as Q8_0 (|K| by a·sign(K)).
 //
 // q5 (with q4): the packed Q5_0 layout (asm/packed_q50.go): per block,
 // before the Q4_0 nibbles, 64 bytes of fifth bits (q50.go, q50avx2.go).
@@ -178,7 +179,11 @@ var files = []struct {
 	kernels   []kernel
 }{
 	{"kernels_avx2_amd64.s", avx2Doc, append(products(avx2Gemv, avx2Gemm4, "gemm4", "AVX2"),
-		kernel{packAct, "packActAVX2", layout{}})},
+		kernel{packAct, "packActAVX2", layout{}},
+		kernel{avx2Gemv, "gemvIQ4_NLAVX2", layout{q4: true, iq4: true}},
+		kernel{avx2Gemm4, "gemm4IQ4_NLAVX2", layout{q4: true, iq4: true}},
+		kernel{avx2Gemv, "gemvIQ4_NLF16AVX2", layout{q4: true, f16: true, iq4: true}},
+		kernel{avx2Gemm4, "gemm4IQ4_NLF16AVX2", layout{q4: true, f16: true, iq4: true}})},
 	{"kernels_avx512_amd64.s", avx512Doc, append(products(avx512Gemv, avx512Gemm, "gemm8", "AVX512"),
 		kernel{avx512Gemv, "gemvIQ4_NLAVX512", layout{q4: true, iq4: true}},
 		kernel{avx512Gemm, "gemm8IQ4_NLAVX512", layout{q4: true, iq4: true}},
