@@ -32,10 +32,10 @@
 // func gemvQ8_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ8_0AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -185,10 +185,10 @@ block:
 // func gemvQ4_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ4_0AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -305,10 +305,10 @@ block:
 // func gemm4Q8_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q8_0AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -756,10 +756,10 @@ block1:
 // func gemm4Q4_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q4_0AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -1095,10 +1095,10 @@ block1:
 // func gemvQ8_0F16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ8_0F16AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -1257,10 +1257,10 @@ block:
 // func gemvQ4_0F16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ4_0F16AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -1386,10 +1386,10 @@ block:
 // func gemm4Q8_0F16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q8_0F16AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -1845,10 +1845,10 @@ block1:
 // func gemm4Q4_0F16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q4_0F16AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -2192,10 +2192,10 @@ block1:
 // func packActAVX2(dst *byte, a *int8, da *float32, nb int, ng int, k int, cols int)
 TEXT ·packActAVX2(SB), NOSPLIT, $0-56
 	MOVL $0x01010101, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x00010001, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
@@ -2248,13 +2248,13 @@ prow:
 // func gemvIQ4_NLAVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvIQ4_NLAVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ $0xf6eaddcfbfad9881, AX
-	MOVQ AX, X6
+	VMOVQ AX, X6
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X6, X6
 	VINSERTI128 $1, X6, Y6, Y6
@@ -2432,10 +2432,10 @@ block:
 // func gemm4IQ4_NLAVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4IQ4_NLAVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -2454,7 +2454,7 @@ group:
 	LEAQ 0(SI), DX
 block0:
 	MOVQ $0xf6eaddcfbfad9881, R12
-	MOVQ R12, X13
+	VMOVQ R12, X13
 	MOVQ $0x7159453526190d01, R12
 	VPINSRQ $1, R12, X13, X13
 	VINSERTI128 $1, X13, Y13, Y13
@@ -2689,7 +2689,7 @@ block0:
 	LEAQ 32(SI), DX
 block1:
 	MOVQ $0xf6eaddcfbfad9881, R12
-	MOVQ R12, X13
+	VMOVQ R12, X13
 	MOVQ $0x7159453526190d01, R12
 	VPINSRQ $1, R12, X13, X13
 	VINSERTI128 $1, X13, Y13, Y13
@@ -2925,13 +2925,13 @@ block1:
 // func gemvIQ4_NLF16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvIQ4_NLF16AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ $0xf6eaddcfbfad9881, AX
-	MOVQ AX, X6
+	VMOVQ AX, X6
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X6, X6
 	VINSERTI128 $1, X6, Y6, Y6
@@ -3118,10 +3118,10 @@ block:
 // func gemm4IQ4_NLF16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4IQ4_NLF16AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -3145,7 +3145,7 @@ group:
 	LEAQ 0(SI)(R13*1), DX
 block0:
 	MOVQ $0xf6eaddcfbfad9881, R12
-	MOVQ R12, X13
+	VMOVQ R12, X13
 	MOVQ $0x7159453526190d01, R12
 	VPINSRQ $1, R12, X13, X13
 	VINSERTI128 $1, X13, Y13, Y13
@@ -3382,7 +3382,7 @@ block0:
 	LEAQ 32(SI)(R13*1), DX
 block1:
 	MOVQ $0xf6eaddcfbfad9881, R12
-	MOVQ R12, X13
+	VMOVQ R12, X13
 	MOVQ $0x7159453526190d01, R12
 	VPINSRQ $1, R12, X13, X13
 	VINSERTI128 $1, X13, Y13, Y13

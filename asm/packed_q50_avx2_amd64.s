@@ -38,10 +38,10 @@ GLOBL q50avx2<>(SB), RODATA|NOPTR, $96
 // func gemvQ5_0AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ5_0AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	VMOVDQU q50avx2<>+0(SB), Y11
 	VMOVDQU q50avx2<>+32(SB), Y12
@@ -260,10 +260,10 @@ block:
 // func gemm4Q5_0AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q5_0AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9
@@ -703,10 +703,10 @@ block1:
 // func gemvQ5_0F16AVX2(out *float32, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemvQ5_0F16AVX2(SB), NOSPLIT, $0-40
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	VMOVDQU q50avx2<>+0(SB), Y11
 	VMOVDQU q50avx2<>+32(SB), Y12
@@ -934,10 +934,10 @@ block:
 // func gemm4Q5_0F16AVX2(out *float32, ldo int, w *byte, ngroups int, nb int, act *byte)
 TEXT ·gemm4Q5_0F16AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x00010001, AX
-	MOVQ AX, X15
+	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
 	MOVL $0x0f0f0f0f, AX
-	MOVQ AX, X14
+	VMOVQ AX, X14
 	VPBROADCASTD X14, Y14
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R9

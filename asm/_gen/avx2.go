@@ -32,10 +32,10 @@ const avx2Doc = `// AVX2 kernels over the packed layout (packed.go): a group of 
 // and the nibble mask 0x0f in Y14.
 func consts2(a *asmFile) {
 	a.e("\tMOVL $0x00010001, AX")
-	a.e("\tMOVQ AX, X15")
+	a.e("\tVMOVQ AX, X15")
 	a.e("\tVPBROADCASTD X15, Y15")
 	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tMOVQ AX, X14")
+	a.e("\tVMOVQ AX, X14")
 	a.e("\tVPBROADCASTD X14, Y14")
 }
 
@@ -277,10 +277,10 @@ func packAct(a *asmFile, name string, _ layout) {
 	a.e("TEXT ·%s(SB), NOSPLIT, $0-56", name)
 	a.lines = append(a.lines, []string{
 		"\tMOVL $0x01010101, AX",
-		"\tMOVQ AX, X15",
+		"\tVMOVQ AX, X15",
 		"\tVPBROADCASTD X15, Y15",
 		"\tMOVL $0x00010001, AX",
-		"\tMOVQ AX, X14",
+		"\tVMOVQ AX, X14",
 		"\tVPBROADCASTD X14, Y14",
 		"\tMOVQ dst+0(FP), DI",
 		"\tMOVQ a+8(FP), SI",

@@ -54,7 +54,7 @@ func kavx2Head(a *asmFile, name string) {
 	a.e("\tMOVQ nb+32(FP), R10")
 	a.e("\tMOVQ act+40(FP), R11")
 	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tMOVQ AX, X15")
+	a.e("\tVMOVQ AX, X15")
 	a.e("\tVPBROADCASTD X15, Y15")
 	a.e("%s_group:", name)
 }
@@ -262,7 +262,7 @@ func q6kQuantsAVX2(a *asmFile, base, rh, g int) {
 func q6kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name)
 	a.e("\tMOVL $0x30303030, AX")
-	a.e("\tMOVQ AX, X14")
+	a.e("\tVMOVQ AX, X14")
 	a.e("\tVPBROADCASTD X14, Y14")
 	for rh := range 2 {
 		kavx2Half(a, name, rh, n)
@@ -373,7 +373,7 @@ func codebook(abs bool) (lo, hi uint64) {
 func codebookReg(a *asmFile, reg int, abs bool, tmp string) {
 	lo, hi := codebook(abs)
 	a.e("\tMOVQ $0x%016x, %s", lo, tmp)
-	a.e("\tMOVQ %s, X%d", tmp, reg)
+	a.e("\tVMOVQ %s, X%d", tmp, reg)
 	a.e("\tMOVQ $0x%016x, %s", hi, tmp)
 	a.e("\tVPINSRQ $1, %s, X%d, X%d", tmp, reg, reg)
 	a.e("\tVINSERTI128 $1, X%d, Y%d, Y%d", reg, reg, reg)
@@ -427,7 +427,7 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tMOVQ nb+32(FP), R10")
 	a.e("\tMOVQ act+40(FP), R11")
 	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tMOVQ AX, X8")
+	a.e("\tVMOVQ AX, X8")
 	a.e("\tVPBROADCASTD X8, Y8")
 	codebookReg(a, 15, true, "AX")
 	codebookReg(a, 14, false, "AX")
@@ -557,7 +557,7 @@ func q5kBitAVX2(a *asmFile, mem string, b int) {
 func q5kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name)
 	a.e("\tMOVL $0x10101010, AX")
-	a.e("\tMOVQ AX, X9")
+	a.e("\tVMOVQ AX, X9")
 	a.e("\tVPBROADCASTD X9, Y9")
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
