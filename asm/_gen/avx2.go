@@ -312,7 +312,7 @@ func packAct(a *asmFile, name string, _ layout) {
 		"\tVPADDD X2, X1, X1",
 		"\tMOVL (R12), AX",
 		"\tMOVL AX, (R9)(CX*4)",
-		"\tMOVL X1, AX",
+		"\tVMOVD X1, AX",
 		"\tIMULQ k+40(FP), AX",
 		"\tMOVL AX, (R10)(CX*4)",
 		"\tADDQ cols+48(FP), R11",
