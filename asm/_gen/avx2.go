@@ -66,7 +66,7 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 	prefetchAhead(a, l)
 	for k := range l.chunks() {
 		off := l.quants() + 64*k
-		if l.iq4 {
+		if l.q4 {
 			a.e("\tVPBROADCASTD %d(R11), Y4", 4*k)
 			a.e("\tVPBROADCASTD %d(R11), Y5", 16+4*k)
 			for hh, h := range avx2Halves {
@@ -75,37 +75,27 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 				a.e("\tVPSRLW $4, Y%d, Y%d", w, hi)
 				a.e("\tVPAND Y14, Y%d, Y%d", w, w)
 				a.e("\tVPAND Y14, Y%d, Y%d", hi, hi)
-				for j, r := range [2][2]int{{w, 12}, {hi, 13}} {
-					q, t := r[0], r[1]
-					a.e("\tVPSHUFB Y%d, Y6, Y%d", q, q)
-					a.e("\tVPSIGNB Y%d, Y%d, Y%d", q, 4+j, t)
-					a.e("\tVPABSB Y%d, Y%d", q, q)
-					a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, q, q)
-					a.e("\tVPMADDWD Y15, Y%d, Y%d", q, q)
+				add := "VPADDW" // Q4_0: int16 sums, widened per block
+				if l.iq4 {
+					// The codebook values, multiplied as Q8_0: int32.
+					add = "VPADDD"
+					for j, r := range [2][2]int{{w, 12}, {hi, 13}} {
+						q, t := r[0], r[1]
+						a.e("\tVPSHUFB Y%d, Y6, Y%d", q, q)
+						a.e("\tVPSIGNB Y%d, Y%d, Y%d", q, 4+j, t)
+						a.e("\tVPABSB Y%d, Y%d", q, q)
+						a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, q, q)
+						a.e("\tVPMADDWD Y15, Y%d, Y%d", q, q)
+					}
+				} else {
+					a.e("\tVPMADDUBSW Y4, Y%d, Y%d", w, w)
+					a.e("\tVPMADDUBSW Y5, Y%d, Y%d", hi, hi)
 				}
 				if k == 0 {
-					a.e("\tVPADDD Y%d, Y%d, Y%d", hi, w, acc)
+					a.e("\t%s Y%d, Y%d, Y%d", add, hi, w, acc)
 				} else {
-					a.e("\tVPADDD Y%d, Y%d, Y%d", w, acc, acc)
-					a.e("\tVPADDD Y%d, Y%d, Y%d", hi, acc, acc)
-				}
-			}
-		} else if l.q4 {
-			a.e("\tVPBROADCASTD %d(R11), Y4", 4*k)
-			a.e("\tVPBROADCASTD %d(R11), Y5", 16+4*k)
-			for hh, h := range avx2Halves {
-				w, hi, acc := h.w, h.t, h.acc
-				a.e("\tVMOVDQU %d(SI), Y%d", off+32*hh, w)
-				a.e("\tVPSRLW $4, Y%d, Y%d", w, hi)
-				a.e("\tVPAND Y14, Y%d, Y%d", w, w)
-				a.e("\tVPAND Y14, Y%d, Y%d", hi, hi)
-				a.e("\tVPMADDUBSW Y4, Y%d, Y%d", w, w)
-				a.e("\tVPMADDUBSW Y5, Y%d, Y%d", hi, hi)
-				if k == 0 {
-					a.e("\tVPADDW Y%d, Y%d, Y%d", hi, w, acc)
-				} else {
-					a.e("\tVPADDW Y%d, Y%d, Y%d", w, acc, acc)
-					a.e("\tVPADDW Y%d, Y%d, Y%d", hi, acc, acc)
+					a.e("\t%s Y%d, Y%d, Y%d", add, w, acc, acc)
+					a.e("\t%s Y%d, Y%d, Y%d", add, hi, acc, acc)
 				}
 			}
 		} else {

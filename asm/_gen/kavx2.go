@@ -411,27 +411,15 @@ func iq4xsAVX2Kernels() []kernel {
 }
 
 // iq4xsGemmAVX2 writes the IQ4_XS kernel for n ≤ 8 activation rows. Y15
-// the codebook's magnitudes |K| in each lane, Y14 the signed codebook K, Y8
-// the mask 0x0F; per half of a superblock: Y13 a chunk (then its high
+// the mask 0x0F, Y14 the codebook's magnitudes |K| in each lane, Y8 the
+// signed codebook K (both set again per group); per half of a superblock: Y13 a chunk (then its high
 // nibbles, d), Y12 and Y11 |K| and K of its low (then high) nibbles, Y9 the
 // sub-block's scale in both words, Y10 a broadcast a (then a·sign(K), the
 // products), Yi isum of row i.
 func iq4xsGemmAVX2(a *asmFile, name string, n int) {
-	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
-	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
-	a.e("\tMOVQ out+0(FP), DX")
-	a.e("\tMOVQ ldo+8(FP), R8")
-	a.e("\tSHLQ $2, R8")
-	a.e("\tMOVQ w+16(FP), SI")
-	a.e("\tMOVQ ngroups+24(FP), CX")
-	a.e("\tMOVQ nb+32(FP), R10")
-	a.e("\tMOVQ act+40(FP), R11")
-	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tVMOVQ AX, X8")
-	a.e("\tVPBROADCASTD X8, Y8")
-	codebookReg(a, 15, true, "AX")
-	codebookReg(a, 14, false, "AX")
-	a.e("%s_group:", name)
+	kavx2Head(a, name)
+	codebookReg(a, 14, true, "AX")
+	codebookReg(a, 8, false, "AX")
 	// Both halves' outputs +0, then superblock by superblock.
 	a.e("\tVXORPS Y0, Y0, Y0")
 	a.e("\tMOVQ DX, AX")
@@ -445,7 +433,7 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("\tMOVQ R11, DI")
 	a.e("\tMOVQ SI, R12")
 	a.e("\tMOVQ R10, BX")
-	a.e("%s_super:", name)
+	a.e("%s_super1:", name)
 	prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
 	for rh := range 2 {
 		for s := range 8 {
@@ -462,14 +450,14 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 				for nib := range 2 {
 					idx := 12
 					if nib == 0 {
-						a.e("\tVPAND Y8, Y13, Y12")
+						a.e("\tVPAND Y15, Y13, Y12")
 					} else {
 						a.e("\tVPSRLW $4, Y13, Y13")
-						a.e("\tVPAND Y8, Y13, Y13")
+						a.e("\tVPAND Y15, Y13, Y13")
 						idx = 13
 					}
-					a.e("\tVPSHUFB Y%d, Y14, Y11", idx)
-					a.e("\tVPSHUFB Y%d, Y15, Y12", idx)
+					a.e("\tVPSHUFB Y%d, Y8, Y11", idx)
+					a.e("\tVPSHUFB Y%d, Y14, Y12", idx)
 					e := 32*s + 16*nib + 4*k
 					for i := range n {
 						a.e("\tVPBROADCASTD %d(DI), Y10", i*iq4xsActAVX2+e)
@@ -500,17 +488,7 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 			}
 		}
 	}
-	a.e("\tADDQ $%d, R12", iq4xsSuper)
-	a.e("\tADDQ $%d, DI", n*iq4xsActAVX2)
-	a.e("\tDECQ BX")
-	a.e("\tJNZ %s_super", name)
-	a.e("\tMOVQ R12, SI")
-	a.e("\tADDQ $64, DX")
-	a.e("\tDECQ CX")
-	a.e("\tJNZ %s_group", name)
-	a.e("\tVZEROUPPER")
-	a.e("\tRET")
-	a.e("")
+	kavx2Next(a, name, 1, n, iq4xsSuper, iq4xsActAVX2)
 }
 
 const q5kAVX2Doc = `// The products of the packed interleaved Q5_K layout (asm/packed_q5k.go,
