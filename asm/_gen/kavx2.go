@@ -436,43 +436,54 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	a.e("%s_super1:", name)
 	prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
 	for rh := range 2 {
-		for s := range 8 {
-			a.e("\tVPMOVSXBD %d(R12), Y9", iq4xsSc+16*s+8*rh)
-			a.e("\tVPSLLD $16, Y9, Y10")
-			a.e("\tVPSRLD $16, Y10, Y9")
-			a.e("\tVPOR Y10, Y9, Y9")
-			for k := range 4 {
-				if rh == 0 {
-					q := iq4xsQs + 64*(4*s+k)
-					prefetchLines(a, "R12", iq4xsAhead, q, q+64)
+		// The 8 sub-blocks as a loop (R13 the sub-block's quants, SI its
+		// scales (SI is the group's start again at its end), R9 its
+		// activations, AX the count): unrolled, a superblock's code for 8
+		// rows was about 15 KB, more than the op cache holds.
+		for i := range n {
+			a.e("\tVPXOR Y%d, Y%d, Y%d", i, i, i)
+		}
+		a.e("\tMOVQ R12, R13")
+		a.e("\tMOVQ R12, SI")
+		a.e("\tMOVQ DI, R9")
+		a.e("\tMOVQ $8, AX")
+		a.e("%s_sub%d:", name, rh)
+		a.e("\tVPMOVSXBD %d(SI), Y9", iq4xsSc+8*rh)
+		a.e("\tVPSLLD $16, Y9, Y10")
+		a.e("\tVPSRLD $16, Y10, Y9")
+		a.e("\tVPOR Y10, Y9, Y9")
+		for k := range 4 {
+			if rh == 0 {
+				prefetchLines(a, "R13", iq4xsAhead, iq4xsQs+64*k, iq4xsQs+64*k+64)
+			}
+			a.e("\tVMOVDQU %d(R13), Y13", iq4xsQs+64*k+32*rh)
+			for nib := range 2 {
+				idx := 12
+				if nib == 0 {
+					a.e("\tVPAND Y15, Y13, Y12")
+				} else {
+					a.e("\tVPSRLW $4, Y13, Y13")
+					a.e("\tVPAND Y15, Y13, Y13")
+					idx = 13
 				}
-				a.e("\tVMOVDQU %d(R12), Y13", iq4xsQs+64*(4*s+k)+32*rh)
-				for nib := range 2 {
-					idx := 12
-					if nib == 0 {
-						a.e("\tVPAND Y15, Y13, Y12")
-					} else {
-						a.e("\tVPSRLW $4, Y13, Y13")
-						a.e("\tVPAND Y15, Y13, Y13")
-						idx = 13
-					}
-					a.e("\tVPSHUFB Y%d, Y8, Y11", idx)
-					a.e("\tVPSHUFB Y%d, Y14, Y12", idx)
-					e := 32*s + 16*nib + 4*k
-					for i := range n {
-						a.e("\tVPBROADCASTD %d(DI), Y10", i*iq4xsActAVX2+e)
-						a.e("\tVPSIGNB Y11, Y10, Y10")
-						a.e("\tVPMADDUBSW Y10, Y12, Y10")
-						if s == 0 && k == 0 && nib == 0 {
-							a.e("\tVPMADDWD Y9, Y10, Y%d", i)
-						} else {
-							a.e("\tVPMADDWD Y9, Y10, Y10")
-							a.e("\tVPADDD Y10, Y%d, Y%d", i, i)
-						}
-					}
+				a.e("\tVPSHUFB Y%d, Y8, Y11", idx)
+				a.e("\tVPSHUFB Y%d, Y14, Y12", idx)
+				e := 16*nib + 4*k
+				for i := range n {
+					a.e("\tVPBROADCASTD %d(R9), Y10", i*iq4xsActAVX2+e)
+					a.e("\tVPSIGNB Y11, Y10, Y10")
+					a.e("\tVPMADDUBSW Y10, Y12, Y10")
+					a.e("\tVPMADDWD Y9, Y10, Y10")
+					a.e("\tVPADDD Y10, Y%d, Y%d", i, i)
 				}
 			}
 		}
+		// The next sub-block: quants 256 bytes on, scales 16, activations 32.
+		a.e("\tADDQ $256, R13")
+		a.e("\tADDQ $16, SI")
+		a.e("\tADDQ $32, R9")
+		a.e("\tDECQ AX")
+		a.e("\tJNZ %s_sub%d", name, rh)
 		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
 		a.e("\tMOVQ DX, AX")
 		for i := range n {
