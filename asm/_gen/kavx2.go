@@ -390,7 +390,8 @@ const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
 // scale; 288 bytes). A group is taken superblock by superblock, both halves
 // of 8 dword lanes (rows 0..7, then 8..15) of a superblock one after the
 // other, so that a superblock's activations are read from L1 twice in a
-// row. Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
+// row, and a half's 8 sub-blocks are a loop, so that the code stays in the
+// op cache (unrolled, 8 rows' superblock was some 15 KB). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
 // codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
 // the signed K. Per activation row the broadcast a takes K's signs (VPSIGNB:
 // a·sign(K), no K is 0, and |a| ≤ 127, so no −128 arises), VPMADDUBSW
