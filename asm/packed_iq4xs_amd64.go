@@ -3,8 +3,10 @@
 package asm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The AVX-512 VNNI kernels of the packed IQ4_XS layout
@@ -100,18 +102,17 @@ func PacksIQ4_XS() bool { return active == AVX512 || active == AVX2 }
 // costs nothing in practice.
 func packIQ4XSActAVX2(dst []byte, a []int8, da []float32, n, nb int) bool {
 	cols := nb * QK
+	ab := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), n*cols)
+	if bytes.IndexByte(ab, 0x80) >= 0 {
+		return false
+	}
 	for i0 := 0; i0 < n; i0 += iq4xsTile {
 		m := min(iq4xsTile, n-i0)
 		for b := range nb {
 			for j := range m {
 				i := i0 + j
 				o := dst[(i0*nb+b*m+j)*iq4xsActAVX2 : (i0*nb+b*m+j+1)*iq4xsActAVX2]
-				for k, v := range a[i*cols+b*QK : i*cols+(b+1)*QK] {
-					if v == -128 {
-						return false
-					}
-					o[k] = byte(v)
-				}
+				copy(o, ab[i*cols+b*QK:i*cols+(b+1)*QK])
 				binary.LittleEndian.PutUint32(o[256:], math.Float32bits(da[i*nb+b]))
 				clear(o[260:288])
 			}
