@@ -39,6 +39,33 @@ func consts2(a *asmFile) {
 	a.e("\tVPBROADCASTD X14, Y14")
 }
 
+// signedProduct multiplies the signed bytes of Y<w> by the broadcast
+// activations in Y<act> as the Q8_0 kernels do: |w| (VPABSB; −128 gives
+// 128 unsigned) times a·sign(w) (VPSIGNB, a in [−127, 127]), pairs into
+// int16, then into int32 by VPMADDWD with the ones in Y15; Y<w> holds the
+// int32 sums, Y<t> is a temporary.
+func signedProduct(a *asmFile, w, act, t int) {
+	a.e("\tVPSIGNB Y%d, Y%d, Y%d", w, act, t)
+	a.e("\tVPABSB Y%d, Y%d", w, w)
+	a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, w, w)
+	a.e("\tVPMADDWD Y15, Y%d, Y%d", w, w)
+}
+
+// rowProduct is signedProduct for one of a gemm4's activation rows with
+// |w| already in Y<abs>: the broadcast at off(R11) into Y<t>, its int32
+// sums stored into (first) or added to Y<acc>.
+func rowProduct(a *asmFile, w, abs, off, t, acc int, first bool) {
+	a.e("\tVPBROADCASTD %d(R11), Y%d", off, t)
+	a.e("\tVPSIGNB Y%d, Y%d, Y%d", w, t, t)
+	a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, abs, t)
+	a.e("\tVPMADDWD Y15, Y%d, Y%d", t, t)
+	if first {
+		a.e("\tVMOVDQA Y%d, Y%d", t, acc)
+	} else {
+		a.e("\tVPADDD Y%d, Y%d, Y%d", t, acc, acc)
+	}
+}
+
 // half names the registers of one 8-row half of a group: the weights w, a
 // temporary t (Q4_0: the high nibbles) and the integer sum acc.
 type half struct{ w, t, acc int }
@@ -80,12 +107,8 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 					// The codebook values, multiplied as Q8_0: int32.
 					add = "VPADDD"
 					for j, r := range [2][2]int{{w, 12}, {hi, 13}} {
-						q, t := r[0], r[1]
-						a.e("\tVPSHUFB Y%d, Y6, Y%d", q, q)
-						a.e("\tVPSIGNB Y%d, Y%d, Y%d", q, 4+j, t)
-						a.e("\tVPABSB Y%d, Y%d", q, q)
-						a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, q, q)
-						a.e("\tVPMADDWD Y15, Y%d, Y%d", q, q)
+						a.e("\tVPSHUFB Y%d, Y6, Y%d", r[0], r[0])
+						signedProduct(a, r[0], 4+j, r[1])
 					}
 				} else {
 					a.e("\tVPMADDUBSW Y4, Y%d, Y%d", w, w)
@@ -103,10 +126,7 @@ func avx2Gemv(a *asmFile, name string, l layout) {
 			for hh, h := range avx2Halves {
 				w, t, acc := h.w, h.t, h.acc
 				a.e("\tVMOVDQU %d(SI), Y%d", off+32*hh, w)
-				a.e("\tVPSIGNB Y%d, Y4, Y%d", w, t)
-				a.e("\tVPABSB Y%d, Y%d", w, w)
-				a.e("\tVPMADDUBSW Y%d, Y%d, Y%d", t, w, w)
-				a.e("\tVPMADDWD Y15, Y%d, Y%d", w, w)
+				signedProduct(a, w, 4, t)
 				if k == 0 {
 					a.e("\tVMOVDQA Y%d, Y%d", w, acc)
 				} else {
@@ -180,16 +200,7 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 					a.e("\tVPSHUFB Y9, Y13, Y9")
 					a.e("\tVPABSB Y9, Y10")
 					for i := range 4 {
-						t := 11 + i%2
-						a.e("\tVPBROADCASTD %d(R11), Y%d", 32*i+16*nib+4*k, t)
-						a.e("\tVPSIGNB Y9, Y%d, Y%d", t, t)
-						a.e("\tVPMADDUBSW Y%d, Y10, Y%d", t, t)
-						a.e("\tVPMADDWD Y15, Y%d, Y%d", t, t)
-						if k == 0 && nib == 0 {
-							a.e("\tVMOVDQA Y%d, Y%d", t, 4+i)
-						} else {
-							a.e("\tVPADDD Y%d, Y%d, Y%d", t, 4+i, 4+i)
-						}
+						rowProduct(a, 9, 10, 32*i+16*nib+4*k, 11+i%2, 4+i, k == 0 && nib == 0)
 					}
 				}
 			}
@@ -222,16 +233,7 @@ func avx2Gemm4(a *asmFile, name string, l layout) {
 				a.e("\tVMOVDQU %d(DX), Y8", l.quants()+64*k)
 				a.e("\tVPABSB Y8, Y9")
 				for i := range 4 {
-					t := 10 + (i%2)*2
-					a.e("\tVPBROADCASTD %d(R11), Y%d", 32*i+4*k, t)
-					a.e("\tVPSIGNB Y8, Y%d, Y%d", t, t)
-					a.e("\tVPMADDUBSW Y%d, Y9, Y%d", t, t)
-					a.e("\tVPMADDWD Y15, Y%d, Y%d", t, t)
-					if k == 0 {
-						a.e("\tVMOVDQA Y%d, Y%d", t, 4+i)
-					} else {
-						a.e("\tVPADDD Y%d, Y%d, Y%d", t, 4+i, 4+i)
-					}
+					rowProduct(a, 8, 9, 32*i+4*k, 10+(i%2)*2, 4+i, k == 0)
 				}
 			}
 		}
