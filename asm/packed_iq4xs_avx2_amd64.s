@@ -16,8 +16,8 @@
 // of 8 dword lanes (rows 0..7, then 8..15) of a superblock one after the
 // other, so that a superblock's activations are read from L1 twice in a
 // row, and a half's 8 sub-blocks are a loop, so that the code stays in the
-// op cache (unrolled, 8 rows' superblock was some 15 KB). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
-// codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
+// op cache (unrolled, 8 rows' superblock was some 15 KB). Per chunk of
+// sub-block s the nibbles (0x0F, shift 4) index the codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
 // the signed K. Per activation row the broadcast a takes K's signs (VPSIGNB:
 // a·sign(K), no K is 0, and |a| ≤ 127, so no −128 arises), VPMADDUBSW
 // multiplies the unsigned |K| by them, pairs into int16 at most 2·127·127 =
@@ -38,7 +38,6 @@ TEXT ·iq4xsGemm1AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm1AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -49,6 +48,7 @@ iq4xsGemm1AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm1AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -279,7 +279,6 @@ TEXT ·iq4xsGemm2AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm2AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -290,6 +289,7 @@ iq4xsGemm2AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm2AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -621,7 +621,6 @@ TEXT ·iq4xsGemm3AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm3AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -632,6 +631,7 @@ iq4xsGemm3AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm3AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -1064,7 +1064,6 @@ TEXT ·iq4xsGemm4AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm4AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -1075,6 +1074,7 @@ iq4xsGemm4AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm4AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -1608,7 +1608,6 @@ TEXT ·iq4xsGemm5AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm5AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -1619,6 +1618,7 @@ iq4xsGemm5AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm5AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -2253,7 +2253,6 @@ TEXT ·iq4xsGemm6AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm6AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -2264,6 +2263,7 @@ iq4xsGemm6AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm6AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -2999,7 +2999,6 @@ TEXT ·iq4xsGemm7AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm7AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -3010,6 +3009,7 @@ iq4xsGemm7AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm7AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)
@@ -3846,7 +3846,6 @@ TEXT ·iq4xsGemm8AVX2(SB), NOSPLIT, $0-48
 	MOVL $0x0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTD X15, Y15
-iq4xsGemm8AVX2_group:
 	MOVQ $0x0a1623314153687f, AX
 	VMOVQ AX, X14
 	MOVQ $0x7159453526190d01, AX
@@ -3857,6 +3856,7 @@ iq4xsGemm8AVX2_group:
 	MOVQ $0x7159453526190d01, AX
 	VPINSRQ $1, AX, X8, X8
 	VINSERTI128 $1, X8, Y8, Y8
+iq4xsGemm8AVX2_group:
 	VXORPS Y0, Y0, Y0
 	MOVQ DX, AX
 	VMOVUPS Y0, (AX)

@@ -42,8 +42,9 @@ func q4kAVX2Kernels() []kernel {
 
 // kavx2Head starts a packed K-quant AVX2 kernel: DX the group's outputs, R8
 // ldo in bytes, SI the group's weights, CX the groups left, R10 nb, R11 act;
-// Y15 the mask 0x0F.
-func kavx2Head(a *asmFile, name string) {
+// Y15 the mask 0x0F, then the kernel's own constants (consts, before the
+// group loop).
+func kavx2Head(a *asmFile, name string, consts ...func(*asmFile)) {
 	a.e("// func %s(out *float32, ldo int, w *byte, ngroups, nb int, act *byte)", name)
 	a.e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
 	a.e("\tMOVQ out+0(FP), DX")
@@ -53,10 +54,21 @@ func kavx2Head(a *asmFile, name string) {
 	a.e("\tMOVQ ngroups+24(FP), CX")
 	a.e("\tMOVQ nb+32(FP), R10")
 	a.e("\tMOVQ act+40(FP), R11")
-	a.e("\tMOVL $0x0f0f0f0f, AX")
-	a.e("\tVMOVQ AX, X15")
-	a.e("\tVPBROADCASTD X15, Y15")
+	broadcastByte(15, 0x0f)(a)
+	for _, c := range consts {
+		c(a)
+	}
 	a.e("%s_group:", name)
+}
+
+// broadcastByte returns a kavx2Head constant: the byte b in every byte of
+// Y<reg>.
+func broadcastByte(reg int, b byte) func(*asmFile) {
+	return func(a *asmFile) {
+		a.e("\tMOVL $0x%02x%02x%02x%02x, AX", b, b, b, b)
+		a.e("\tVMOVQ AX, X%d", reg)
+		a.e("\tVPBROADCASTD X%d, Y%d", reg, reg)
+	}
 }
 
 // kavx2Half starts half h of a group: its n output rows cleared (+0), DI
@@ -260,10 +272,7 @@ func q6kQuantsAVX2(a *asmFile, base, rh, g int) {
 // the sub-block's scale in both words, Yi the int16 sums of row i (then
 // corr), Y4+i isum of row i.
 func q6kGemmAVX2(a *asmFile, name string, n int) {
-	kavx2Head(a, name)
-	a.e("\tMOVL $0x30303030, AX")
-	a.e("\tVMOVQ AX, X14")
-	a.e("\tVPBROADCASTD X14, Y14")
+	kavx2Head(a, name, broadcastByte(14, 0x30))
 	for rh := range 2 {
 		kavx2Half(a, name, rh, n)
 		if rh == 0 {
@@ -391,8 +400,8 @@ const iq4xsAVX2Doc = `// The products of the packed interleaved IQ4_XS layout
 // of 8 dword lanes (rows 0..7, then 8..15) of a superblock one after the
 // other, so that a superblock's activations are read from L1 twice in a
 // row, and a half's 8 sub-blocks are a loop, so that the code stays in the
-// op cache (unrolled, 8 rows' superblock was some 15 KB). Per chunk of sub-block s the nibbles (0x0F, shift 4) index the
-// codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
+// op cache (unrolled, 8 rows' superblock was some 15 KB). Per chunk of
+// sub-block s the nibbles (0x0F, shift 4) index the codebook twice (VPSHUFB, in each 128-bit lane): its magnitudes |K| and
 // the signed K. Per activation row the broadcast a takes K's signs (VPSIGNB:
 // a·sign(K), no K is 0, and |a| ≤ 127, so no −128 arises), VPMADDUBSW
 // multiplies the unsigned |K| by them, pairs into int16 at most 2·127·127 =
@@ -413,14 +422,14 @@ func iq4xsAVX2Kernels() []kernel {
 
 // iq4xsGemmAVX2 writes the IQ4_XS kernel for n ≤ 8 activation rows. Y15
 // the mask 0x0F, Y14 the codebook's magnitudes |K| in each lane, Y8 the
-// signed codebook K (both set again per group); per half of a superblock: Y13 a chunk (then its high
-// nibbles, d), Y12 and Y11 |K| and K of its low (then high) nibbles, Y9 the
-// sub-block's scale in both words, Y10 a broadcast a (then a·sign(K), the
-// products), Yi isum of row i.
+// signed codebook K; per half of a superblock: Y13 a chunk (then its high
+// nibbles, d), Y12 and Y11 |K| and K of its low (then high) nibbles, Y9
+// the sub-block's scale in both words, Y10 a broadcast a (then a·sign(K),
+// the products), Yi isum of row i.
 func iq4xsGemmAVX2(a *asmFile, name string, n int) {
-	kavx2Head(a, name)
-	codebookReg(a, 14, true, "AX")
-	codebookReg(a, 8, false, "AX")
+	kavx2Head(a, name,
+		func(a *asmFile) { codebookReg(a, 14, true, "AX") },
+		func(a *asmFile) { codebookReg(a, 8, false, "AX") })
 	// Both halves' outputs +0, then superblock by superblock.
 	a.e("\tVXORPS Y0, Y0, Y0")
 	a.e("\tMOVQ DX, AX")
@@ -545,10 +554,7 @@ func q5kBitAVX2(a *asmFile, mem string, b int) {
 // sub-blocks 2t and 2t+1 in both words, Yi and Y3+i the int16 sums of row
 // i (then the mins, msum in Yi), Y6+i isum of row i.
 func q5kGemmAVX2(a *asmFile, name string, n int) {
-	kavx2Head(a, name)
-	a.e("\tMOVL $0x10101010, AX")
-	a.e("\tVMOVQ AX, X9")
-	a.e("\tVPBROADCASTD X9, Y9")
+	kavx2Head(a, name, broadcastByte(9, 0x10))
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
 		if h == 0 {
