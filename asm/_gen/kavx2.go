@@ -83,6 +83,28 @@ func kavx2Half(a *asmFile, name string, h, n int) {
 			a.e("\tADDQ R8, AX")
 		}
 	}
+	kavx2Loop(a, name, h)
+}
+
+// kavx2Both starts a group whose two halves run in one superblock loop
+// (ended as half 1's), so that its weights stream from memory once: both
+// halves' outputs of its n rows cleared (+0), then as kavx2Half.
+func kavx2Both(a *asmFile, name string, n int) {
+	a.e("\tVXORPS Y0, Y0, Y0")
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVMOVUPS Y0, (AX)")
+		a.e("\tVMOVUPS Y0, 32(AX)")
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
+		}
+	}
+	kavx2Loop(a, name, 1)
+}
+
+// kavx2Loop sets DI, R12 and BX for a group's superblock loop and labels it
+// as half h's.
+func kavx2Loop(a *asmFile, name string, h int) {
 	a.e("\tMOVQ R11, DI")
 	a.e("\tMOVQ SI, R12")
 	a.e("\tMOVQ R10, BX")
@@ -211,15 +233,21 @@ const q6kAVX2Doc = `// The products of the packed interleaved Q6_K layout (asm/p
 //
 // for N = 1..4 activation rows, arguments and act as q6kGemmNAVX512's
 // (packed_q6k_avx512_amd64.s; act by packQ6KAct). A group's 16 rows are two
-// halves of 8 dword lanes, one after the other over all superblocks. Per
-// sub-block s = 8h + 2g + kh (its 16 elements in the 4 units 8h + 4kh …+3,
-// element set g): per unit the 6-bit quants of set g, formed per byte from
+// halves of 8 dword lanes. For N ≤ 2 both halves are taken superblock by
+// superblock, so that the weights stream from memory once, and a
+// superblock's four quarters 2h + kh are a loop, so that the code stays in
+// the op cache (a superblock unrolled was about 16 KB, and a gemv from
+// memory ran at 9 GB/s where a plain sum reads 14); for N ≥ 3 one half
+// after the other over all superblocks, unrolled. Per sub-block s = 8h + 2g
+// + kh (its 16 elements in the 4 units 8h + 4kh …+3, element set g): per
+// unit the 6-bit quants of set g, formed per byte from
 // its nibble of A or B (shift, 0x0F) and its two bits of C (shift, 0x30),
 // then VPMADDUBSW (unsigned quant × signed activation, pairs into int16: at
 // most 2·63·128 = 16128, no saturation) with the row's four activations
 // broadcast; two units added as int16 (at most 32256, no wrap), then
 // VPMADDWD by the lane's int8 scale in both words (VPMOVSXBW of the scale
-// pairs, shifts, or): sc·(the sums) in int32, exact, added into isum. corr
+// pairs, then shifts and or, or in the loop VPSHUFB of the pairs read from
+// byte kh on): sc·(the sums) in int32, exact, added into isum. corr
 // = Σ sc·bs by VPMADDWD of the scale pairs with the broadcast bs pairs;
 // isum − 32·corr, every step in int32 as DotQ6_K (wrapping alike). Then
 // DotQ6_K's float32 step per lane: acc = acc + (d·da)·float32(isum), acc
@@ -238,120 +266,216 @@ func q6kAVX2Kernels() []kernel {
 // q6kQuantsAVX2 sets Y13 to the 6-bit quants of element set g of the unit
 // at base (its A, B, C parts at +0, +64, +128; rh the row half's 32 bytes),
 // Y12 a temporary; Y15 holds 0x0F, Y14 0x30.
-func q6kQuantsAVX2(a *asmFile, base, rh, g int) {
+func q6kQuantsAVX2(a *asmFile, reg string, base, rh, g int) {
 	nib := base + 32*rh // A
 	if g%2 == 1 {
 		nib += 64 // B
 	}
 	c := base + 128 + 32*rh
 	if g < 2 { // the low nibble
-		a.e("\tVPAND %d(R12), Y15, Y13", nib)
+		a.e("\tVPAND %d(%s), Y15, Y13", nib, reg)
 	} else {
-		a.e("\tVMOVDQU %d(R12), Y13", nib)
+		a.e("\tVMOVDQU %d(%s), Y13", nib, reg)
 		a.e("\tVPSRLW $4, Y13, Y13")
 		a.e("\tVPAND Y15, Y13, Y13")
 	}
 	// Bits 2g, 2g+1 of C to bits 4, 5.
 	switch sh := 4 - 2*g; {
 	case sh == 0:
-		a.e("\tVPAND %d(R12), Y14, Y12", c)
+		a.e("\tVPAND %d(%s), Y14, Y12", c, reg)
 	case sh > 0:
-		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVMOVDQU %d(%s), Y12", c, reg)
 		a.e("\tVPSLLW $%d, Y12, Y12", sh)
 		a.e("\tVPAND Y14, Y12, Y12")
 	default:
-		a.e("\tVMOVDQU %d(R12), Y12", c)
+		a.e("\tVMOVDQU %d(%s), Y12", c, reg)
 		a.e("\tVPSRLW $%d, Y12, Y12", -sh)
 		a.e("\tVPAND Y14, Y12, Y12")
 	}
 	a.e("\tVPOR Y12, Y13, Y13")
 }
 
-// q6kGemmAVX2 writes the Q6_K kernel for n ≤ 4 activation rows. Per half:
-// Y13 a unit's quants (then scale pairs, d), Y12 and Y11 temporaries, Y10
-// the sub-block's scale in both words, Yi the int16 sums of row i (then
-// corr), Y4+i isum of row i.
+// q6kGemmAVX2 writes the Q6_K kernel for n ≤ 4 activation rows: for n ≤ 2
+// both halves in one superblock loop, the weights streamed once, and the
+// superblock's two 128-element parts h as a loop (fully unrolled, a
+// superblock's code outgrew the op cache); otherwise one half after the
+// other, unrolled.
 func q6kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name, broadcastByte(14, 0x30))
+	if n <= 2 {
+		kavx2Both(a, name, n)
+		prefetchLines(a, "R12", q6kAhead, 0, q6kQs)
+		for i := range 2 * n {
+			a.e("\tVPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
+		}
+		// Y9 copies each dword's low word to its high word (VPSHUFB).
+		laneConst(a, 9, 0x0504050401000100, 0x0d0c0d0c09080908, "AX")
+		// Quarter t = 2h + kh of the superblock (sub-blocks 8h + 2g + kh):
+		// R13 its units, R9 = 128h + 16kh its activations' offset, AX =
+		// 128h + kh its scales' (the scale pairs read from one byte on, for
+		// kh = 1, so that the sub-block's scale is each dword's low word).
+		a.e("\tLEAQ %d(R12), R13", q6kQs)
+		a.e("\tXORQ R9, R9")
+		a.e("\tXORQ AX, AX")
+		a.e("%s_quarter:", name)
+		for rh := range 2 {
+			q6kQuarterAVX2(a, rh, n, n*rh)
+		}
+		a.e("\tADDQ $%d, R13", 4*192)
+		a.e("\tADDQ $16, R9")
+		a.e("\tINCQ AX")
+		a.e("\tTESTQ $1, AX")
+		a.e("\tJNZ %s_quarter", name)
+		a.e("\tADDQ $96, R9")
+		a.e("\tADDQ $126, AX")
+		a.e("\tCMPQ AX, $256")
+		a.e("\tJNE %s_quarter", name)
+		for rh := range 2 {
+			q6kStepAVX2(a, rh, n, n*rh)
+		}
+		kavx2Next(a, name, 1, n, q6kSuper, q6kAct)
+		return
+	}
 	for rh := range 2 {
 		kavx2Half(a, name, rh, n)
 		if rh == 0 {
 			prefetchLines(a, "R12", q6kAhead, 0, q6kQs)
 		}
-		for h := range 2 {
-			for kh := range 2 {
-				for g := range 4 {
-					// The scale of sub-block 8h + 2g + kh: pair 4h + g, its low
-					// (kh = 0) or high word, in both words.
-					a.e("\tVPMOVSXBW %d(R12), Y10", q6kScp+32*(4*h+g)+16*rh)
-					if kh == 0 {
-						a.e("\tVPSLLD $16, Y10, Y12")
-						a.e("\tVPSRLD $16, Y12, Y10")
-					} else {
-						a.e("\tVPSRLD $16, Y10, Y10")
-						a.e("\tVPSLLD $16, Y10, Y12")
-					}
-					a.e("\tVPOR Y12, Y10, Y10")
-					for p := range 2 {
-						for u := range 2 {
-							k := 4*kh + 2*p + u
-							if rh == 0 && g == 0 {
-								base := q6kQs + 192*(8*h+k)
-								prefetchLines(a, "R12", q6kAhead, base, base+192)
-							}
-							q6kQuantsAVX2(a, q6kQs+192*(8*h+k), rh, g)
-							for i := range n {
-								a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+128*h+32*g+4*k)
-								if u == 0 {
-									a.e("\tVPMADDUBSW Y11, Y13, Y%d", i)
-								} else {
-									a.e("\tVPMADDUBSW Y11, Y13, Y11")
-									a.e("\tVPADDW Y11, Y%d, Y%d", i, i)
-								}
-							}
-						}
-						for i := range n {
-							a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
-							if h == 0 && kh == 0 && g == 0 && p == 0 {
-								a.e("\tVMOVDQA Y%d, Y%d", i, 4+i)
-							} else {
-								a.e("\tVPADDD Y%d, Y%d, Y%d", i, 4+i, 4+i)
-							}
-						}
-					}
-				}
-			}
-		}
-		// corr = Σ sc·bs in Yi; isum − 32·corr.
-		for j := range 8 {
-			a.e("\tVPMOVSXBW %d(R12), Y13", q6kScp+32*j+16*rh)
-			for i := range n {
-				a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+q6kActBs+4*j)
-				if j == 0 {
-					a.e("\tVPMADDWD Y11, Y13, Y%d", i)
-				} else {
-					a.e("\tVPMADDWD Y11, Y13, Y11")
-					a.e("\tVPADDD Y11, Y%d, Y%d", i, i)
-				}
-			}
-		}
-		a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
-		a.e("\tMOVQ DX, AX")
 		for i := range n {
-			a.e("\tVPSLLD $5, Y%d, Y%d", i, i)
-			a.e("\tVPSUBD Y%d, Y%d, Y%d", i, 4+i, 4+i)
-			a.e("\tVBROADCASTSS %d(DI), Y11", i*q6kAct+q6kActDa)
-			a.e("\tVMULPS Y11, Y13, Y12")
-			a.e("\tVCVTDQ2PS Y%d, Y10", 4+i)
-			a.e("\tVMULPS Y10, Y12, Y12")
-			a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
-			a.e("\tVADDPS Y12, Y10, Y10")
-			a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
-			if i < n-1 {
-				a.e("\tADDQ R8, AX")
+			a.e("\tVPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
+		}
+		for h := range 2 {
+			q6kPartAVX2(a, q6kOps{units: "R12", unitsOff: q6kQs + 8*192*h, pf: rh == 0}, h, rh, n, 0)
+		}
+		q6kStepAVX2(a, rh, n, 0)
+		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
+	}
+}
+
+// q6kOps is how q6kPartAVX2 addresses part h: its units at unitsOff(units),
+// its scales and activations (at their part-0 offsets, plus 128·h unless
+// idx indexes them) from R12 and DI with idx appended; pf prefetches the
+// units' lines.
+type q6kOps struct {
+	units    string
+	unitsOff int
+	idx      string
+	pf       bool
+}
+
+// q6kPartAVX2 adds part h (elements 128h …+127, sub-blocks 8h …+7) of row
+// half rh of a superblock for n activation rows into isum: Y13 a unit's
+// quants, Y12 and Y11 temporaries, Y10 the sub-block's scale in both words,
+// Y(r+i) the int16 sums of row i, Y(4+r+i) isum of row i.
+func q6kPartAVX2(a *asmFile, o q6kOps, h, rh, n, r int) {
+	off := 128 * h
+	if o.idx != "" {
+		off = 0
+	}
+	for kh := range 2 {
+		for g := range 4 {
+			// The scale of sub-block 8h + 2g + kh: pair 4h + g, its low
+			// (kh = 0) or high word, in both words.
+			a.e("\tVPMOVSXBW %d(R12)%s, Y10", q6kScp+32*g+off+16*rh, o.idx)
+			if kh == 0 {
+				a.e("\tVPSLLD $16, Y10, Y12")
+				a.e("\tVPSRLD $16, Y12, Y10")
+			} else {
+				a.e("\tVPSRLD $16, Y10, Y10")
+				a.e("\tVPSLLD $16, Y10, Y12")
+			}
+			a.e("\tVPOR Y12, Y10, Y10")
+			for p := range 2 {
+				for u := range 2 {
+					k := 4*kh + 2*p + u
+					base := o.unitsOff + 192*k
+					if o.pf && g == 0 {
+						prefetchLines(a, o.units, q6kAhead, base, base+192)
+					}
+					q6kQuantsAVX2(a, o.units, base, rh, g)
+					for i := range n {
+						a.e("\tVPBROADCASTD %d(DI)%s, Y11", i*q6kAct+off+32*g+4*k, o.idx)
+						if u == 0 {
+							a.e("\tVPMADDUBSW Y11, Y13, Y%d", r+i)
+						} else {
+							a.e("\tVPMADDUBSW Y11, Y13, Y11")
+							a.e("\tVPADDW Y11, Y%d, Y%d", r+i, r+i)
+						}
+					}
+				}
+				for i := range n {
+					a.e("\tVPMADDWD Y10, Y%d, Y%d", r+i, r+i)
+					a.e("\tVPADDD Y%d, Y%d, Y%d", r+i, 4+r+i, 4+r+i)
+				}
 			}
 		}
-		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
+	}
+}
+
+// q6kQuarterAVX2 adds quarter t of row half rh of a superblock (R13, R9,
+// AX and Y9 as q6kGemmAVX2 sets them) for n activation rows into isum: Y13
+// a unit's quants, Y12 and Y11 temporaries, Y10 the sub-block's scale in
+// both words, Y(r+i) the int16 sums of row i, Y(4+r+i) isum of row i.
+func q6kQuarterAVX2(a *asmFile, rh, n, r int) {
+	for g := range 4 {
+		a.e("\tVPMOVSXBW %d(R12)(AX*1), Y10", q6kScp+32*g+16*rh)
+		a.e("\tVPSHUFB Y9, Y10, Y10")
+		for p := range 2 {
+			for u := range 2 {
+				k := 2*p + u
+				if rh == 0 && g == 0 {
+					prefetchLines(a, "R13", q6kAhead, 192*k, 192*k+192)
+				}
+				q6kQuantsAVX2(a, "R13", 192*k, rh, g)
+				for i := range n {
+					a.e("\tVPBROADCASTD %d(DI)(R9*1), Y11", i*q6kAct+32*g+4*k)
+					if u == 0 {
+						a.e("\tVPMADDUBSW Y11, Y13, Y%d", r+i)
+					} else {
+						a.e("\tVPMADDUBSW Y11, Y13, Y11")
+						a.e("\tVPADDW Y11, Y%d, Y%d", r+i, r+i)
+					}
+				}
+			}
+			for i := range n {
+				a.e("\tVPMADDWD Y10, Y%d, Y%d", r+i, r+i)
+				a.e("\tVPADDD Y%d, Y%d, Y%d", r+i, 4+r+i, 4+r+i)
+			}
+		}
+	}
+}
+
+// q6kStepAVX2 ends row half rh of a superblock for n activation rows (isum
+// of row i in Y(4+r+i)): corr = Σ sc·bs in Y(r+i), isum − 32·corr, and the
+// float32 step into the outputs.
+func q6kStepAVX2(a *asmFile, rh, n, r int) {
+	for j := range 8 {
+		a.e("\tVPMOVSXBW %d(R12), Y13", q6kScp+32*j+16*rh)
+		for i := range n {
+			a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+q6kActBs+4*j)
+			if j == 0 {
+				a.e("\tVPMADDWD Y11, Y13, Y%d", r+i)
+			} else {
+				a.e("\tVPMADDWD Y11, Y13, Y11")
+				a.e("\tVPADDD Y11, Y%d, Y%d", r+i, r+i)
+			}
+		}
+	}
+	a.e("\tVCVTPH2PS %d(R12), Y13", 16*rh)
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVPSLLD $5, Y%d, Y%d", r+i, r+i)
+		a.e("\tVPSUBD Y%d, Y%d, Y%d", r+i, 4+r+i, 4+r+i)
+		a.e("\tVBROADCASTSS %d(DI), Y11", i*q6kAct+q6kActDa)
+		a.e("\tVMULPS Y11, Y13, Y12")
+		a.e("\tVCVTDQ2PS Y%d, Y10", 4+r+i)
+		a.e("\tVMULPS Y10, Y12, Y12")
+		a.e("\tVMOVUPS %d(AX), Y10", 32*rh)
+		a.e("\tVADDPS Y12, Y10, Y10")
+		a.e("\tVMOVUPS Y10, %d(AX)", 32*rh)
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
+		}
 	}
 }
 
@@ -381,6 +505,12 @@ func codebook(abs bool) (lo, hi uint64) {
 // 128-bit lanes, through the general register tmp.
 func codebookReg(a *asmFile, reg int, abs bool, tmp string) {
 	lo, hi := codebook(abs)
+	laneConst(a, reg, lo, hi, tmp)
+}
+
+// laneConst sets both 128-bit lanes of Y<reg> to the quadwords lo, hi (tmp
+// a temporary general register).
+func laneConst(a *asmFile, reg int, lo, hi uint64, tmp string) {
 	a.e("\tMOVQ $0x%016x, %s", lo, tmp)
 	a.e("\tVMOVQ %s, X%d", tmp, reg)
 	a.e("\tMOVQ $0x%016x, %s", hi, tmp)
@@ -430,20 +560,7 @@ func iq4xsGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name,
 		func(a *asmFile) { codebookReg(a, 14, true, "AX") },
 		func(a *asmFile) { codebookReg(a, 8, false, "AX") })
-	// Both halves' outputs +0, then superblock by superblock.
-	a.e("\tVXORPS Y0, Y0, Y0")
-	a.e("\tMOVQ DX, AX")
-	for i := range n {
-		a.e("\tVMOVUPS Y0, (AX)")
-		a.e("\tVMOVUPS Y0, 32(AX)")
-		if i < n-1 {
-			a.e("\tADDQ R8, AX")
-		}
-	}
-	a.e("\tMOVQ R11, DI")
-	a.e("\tMOVQ SI, R12")
-	a.e("\tMOVQ R10, BX")
-	a.e("%s_super1:", name)
+	kavx2Both(a, name, n)
 	prefetchLines(a, "R12", iq4xsAhead, 0, iq4xsQs)
 	for rh := range 2 {
 		// The 8 sub-blocks as a loop (R13 the sub-block's quants, SI its
