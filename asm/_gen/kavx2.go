@@ -15,9 +15,12 @@ const q4kAVX2Doc = `// The products of the packed interleaved Q4_K layout (asm/p
 //
 // for N = 1..4 activation rows, arguments and act as q4kGemmNAVX512's
 // (packed_q4k_avx512_amd64.s; act by packQ4KAct). A group's 16 rows are
-// taken as two halves of 8 dword lanes, one after the other over all
-// superblocks (rows 0..7 at byte 0 of each 64-byte chunk, rows 8..15 at
-// byte 32). Per 64 elements t (sub-blocks 2t and 2t+1) each 32-byte chunk
+// taken as two halves of 8 dword lanes (rows 0..7 at byte 0 of each 64-byte
+// chunk, rows 8..15 at byte 32): for N ≤ 2 both halves superblock by
+// superblock and a half's 4 parts t as a loop (as q6kGemmNAVX2: the weights
+// stream once, the code stays in the op cache; a gemv from memory read 7-8
+// GB/s before, 8.5-11.5 after), for N ≥ 3 one half after the other over
+// all superblocks, unrolled. Per 64 elements t (sub-blocks 2t and 2t+1) each 32-byte chunk
 // is split into its low nibbles (0x0F) and high nibbles (shift 4, 0x0F),
 // then VPMADDUBSW (unsigned nibble × signed activation, pairs summed into
 // int16: at most 2·15·128 = 3840, no saturation) with the row's four
@@ -141,88 +144,139 @@ func bothWords(a *asmFile, mem string, reg, tmp int) {
 	a.e("\tVPOR Y%d, Y%d, Y%d", tmp, reg, reg)
 }
 
-// q4kGemmAVX2 writes the Q4_K kernel for n ≤ 4 activation rows. Per half:
-// Y12 a chunk (then its high nibbles), Y13 its low nibbles, Y14 a
-// temporary, Yi and Y4+i the int16 sums of sub-blocks 2t and 2t+1 of row i
-// (then the mins and msum in Yi), Y8+i isum of row i.
+// q4kGemmAVX2 writes the Q4_K kernel for n ≤ 4 activation rows: for n ≤ 2
+// both halves superblock by superblock (the weights stream once) and the 4
+// parts t of a half as a loop (q6kGemmAVX2's reasons), otherwise one half
+// after the other over all superblocks, unrolled.
 func q4kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name)
+	if n <= 2 {
+		kavx2Both(a, name, n)
+		prefetchLines(a, "R12", q4kAhead, 0, q4kQs)
+		for h := range 2 {
+			// R13 part t's chunks, R9 = 32t: its scales' offset and half
+			// its activations'.
+			for i := range n {
+				a.e("\tVPXOR Y%d, Y%d, Y%d", 8+i, 8+i, 8+i)
+			}
+			a.e("\tLEAQ %d(R12), R13", q4kQs)
+			a.e("\tXORQ R9, R9")
+			a.e("%s_part%d:", name, h)
+			q4kPartAVX2(a, q4kOps{chunks: "R13", sc: "(R9*1)", act: "(R9*2)", pf: h == 0}, 0, h, n)
+			a.e("\tADDQ $%d, R13", 8*64)
+			a.e("\tADDQ $32, R9")
+			a.e("\tCMPQ R9, $128")
+			a.e("\tJNE %s_part%d", name, h)
+			q4kStepAVX2(a, h, n)
+		}
+		kavx2Next(a, name, 1, n, q4kSuper, q4kAct)
+		return
+	}
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
 		if h == 0 {
 			prefetchLines(a, "R12", q4kAhead, 0, q4kQs)
 		}
+		for i := range n {
+			a.e("\tVPXOR Y%d, Y%d, Y%d", 8+i, 8+i, 8+i)
+		}
 		for t := range 4 {
-			for k := range 8 {
-				if h == 0 {
-					prefetchLines(a, "R12", q4kAhead, q4kQs+64*(8*t+k), q4kQs+64*(8*t+k)+64)
-				}
-				a.e("\tVMOVDQU %d(R12), Y12", q4kQs+64*(8*t+k)+32*h)
-				a.e("\tVPAND Y15, Y12, Y13")
-				a.e("\tVPSRLW $4, Y12, Y12")
-				a.e("\tVPAND Y15, Y12, Y12")
-				for i := range n {
-					for hi, w := range []int{13, 12} {
-						acc := i + 4*hi
-						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
-						if k == 0 {
-							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
-						} else {
-							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
-							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
-						}
-					}
-				}
-			}
-			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 12, 14)
-			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 13, 14)
-			for i := range n {
-				a.e("\tVPMADDWD Y12, Y%d, Y%d", i, i)
-				a.e("\tVPMADDWD Y13, Y%d, Y%d", 4+i, 4+i)
-				if t == 0 {
-					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, i, 8+i)
-				} else {
-					a.e("\tVPADDD Y%d, Y%d, Y%d", i, 8+i, 8+i)
-					a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, 8+i, 8+i)
-				}
-			}
+			q4kPartAVX2(a, q4kOps{chunks: "R12", chunksOff: q4kQs, pf: h == 0}, t, h, n)
 		}
-		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y4+j.
-		for j := range 4 {
-			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 4+j)
-		}
-		for i := range n {
-			for j := range 4 {
-				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
-				if j == 0 {
-					a.e("\tVPMADDWD Y14, Y4, Y%d", i)
-				} else {
-					a.e("\tVPMADDWD Y14, Y%d, Y14", 4+j)
-					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
-				}
-			}
-		}
-		// The float steps.
-		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
-		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
-		a.e("\tMOVQ DX, AX")
-		for i := range n {
-			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
-			a.e("\tVMULPS Y14, Y12, Y4")
-			a.e("\tVCVTDQ2PS Y%d, Y5", 8+i)
-			a.e("\tVMULPS Y5, Y4, Y4")
-			a.e("\tVMOVUPS %d(AX), Y6", 32*h)
-			a.e("\tVADDPS Y4, Y6, Y6")
-			a.e("\tVMULPS Y14, Y13, Y4")
-			a.e("\tVCVTDQ2PS Y%d, Y5", i)
-			a.e("\tVMULPS Y5, Y4, Y4")
-			a.e("\tVSUBPS Y4, Y6, Y6")
-			a.e("\tVMOVUPS Y6, %d(AX)", 32*h)
-			if i < n-1 {
-				a.e("\tADDQ R8, AX")
-			}
-		}
+		q4kStepAVX2(a, h, n)
 		kavx2Next(a, name, h, n, q4kSuper, q4kAct)
+	}
+}
+
+// q4kOps is how q4kPartAVX2 addresses part t: its chunks at chunksOff(chunks)
+// (plus part t's offset), its scales from R12 and activations from DI, with
+// sc and act appended (then at their part-0 offsets, the register indexing
+// them); pf prefetches the chunks' lines.
+type q4kOps struct {
+	chunks    string
+	chunksOff int
+	sc, act   string
+	pf        bool
+}
+
+// q4kPartAVX2 adds part t (sub-blocks 2t and 2t+1) of half h of a
+// superblock for n activation rows into isum: Y12 a chunk (then its high
+// nibbles, the scales), Y13 its low nibbles (then scales), Y14 a temporary,
+// Yi and Y4+i the int16 sums of sub-blocks 2t and 2t+1 of row i, Y8+i isum
+// of row i.
+func q4kPartAVX2(a *asmFile, o q4kOps, t, h, n int) {
+	off, chunks := 64*t, o.chunksOff+512*t
+	if o.sc != "" {
+		off, chunks = 0, o.chunksOff
+	}
+	for k := range 8 {
+		if o.pf {
+			prefetchLines(a, o.chunks, q4kAhead, chunks+64*k, chunks+64*k+64)
+		}
+		a.e("\tVMOVDQU %d(%s), Y12", chunks+64*k+32*h, o.chunks)
+		a.e("\tVPAND Y15, Y12, Y13")
+		a.e("\tVPSRLW $4, Y12, Y12")
+		a.e("\tVPAND Y15, Y12, Y12")
+		for i := range n {
+			for hi, w := range []int{13, 12} {
+				acc := i + 4*hi
+				a.e("\tVPBROADCASTD %d(DI)%s, Y14", i*q4kAct+off+32*hi+4*k, o.act)
+				if k == 0 {
+					a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+				} else {
+					a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+					a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+				}
+			}
+		}
+	}
+	bothWords(a, fmt.Sprintf("%d(R12)%s", q4kSc+off/2+8*h, o.sc), 12, 14)
+	bothWords(a, fmt.Sprintf("%d(R12)%s", q4kSc+off/2+16+8*h, o.sc), 13, 14)
+	for i := range n {
+		a.e("\tVPMADDWD Y12, Y%d, Y%d", i, i)
+		a.e("\tVPMADDWD Y13, Y%d, Y%d", 4+i, 4+i)
+		a.e("\tVPADDD Y%d, Y%d, Y%d", i, 8+i, 8+i)
+		a.e("\tVPADDD Y%d, Y%d, Y%d", 4+i, 8+i, 8+i)
+	}
+}
+
+// q4kStepAVX2 ends half h of a superblock for n activation rows (isum of
+// row i in Y8+i): msum, then DotQ4_K's float32 steps into the outputs.
+func q4kStepAVX2(a *asmFile, h, n int) {
+	// msum: the mins of sub-blocks 2j, 2j+1 as words into Y4+j.
+	for j := range 4 {
+		a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 4+j)
+	}
+	for i := range n {
+		for j := range 4 {
+			a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
+			if j == 0 {
+				a.e("\tVPMADDWD Y14, Y4, Y%d", i)
+			} else {
+				a.e("\tVPMADDWD Y14, Y%d, Y14", 4+j)
+				a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
+			}
+		}
+	}
+	// The float steps.
+	a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
+	a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
+	a.e("\tMOVQ DX, AX")
+	for i := range n {
+		a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
+		a.e("\tVMULPS Y14, Y12, Y4")
+		a.e("\tVCVTDQ2PS Y%d, Y5", 8+i)
+		a.e("\tVMULPS Y5, Y4, Y4")
+		a.e("\tVMOVUPS %d(AX), Y6", 32*h)
+		a.e("\tVADDPS Y4, Y6, Y6")
+		a.e("\tVMULPS Y14, Y13, Y4")
+		a.e("\tVCVTDQ2PS Y%d, Y5", i)
+		a.e("\tVMULPS Y5, Y4, Y4")
+		a.e("\tVSUBPS Y4, Y6, Y6")
+		a.e("\tVMOVUPS Y6, %d(AX)", 32*h)
+		if i < n-1 {
+			a.e("\tADDQ R8, AX")
+		}
 	}
 }
 
