@@ -242,38 +242,42 @@ func q4kPartAVX2(a *asmFile, o q4kOps, t, h, n int) {
 
 // q4kStepAVX2 ends half h of a superblock for n activation rows (isum of
 // row i in Y8+i): msum, then DotQ4_K's float32 steps into the outputs.
-func q4kStepAVX2(a *asmFile, h, n int) {
-	// msum: the mins of sub-blocks 2j, 2j+1 as words into Y4+j.
+func q4kStepAVX2(a *asmFile, h, n int) { kStepAVX2(a, h, n, 8, 4, [3]int{4, 5, 6}) }
+
+// kStepAVX2 ends half h of a Q4_K or Q5_K superblock for n activation rows,
+// isum of row i in Y(isum+i): msum (the mins of sub-blocks 2j, 2j+1 as
+// words into Y(mins+j), then Σ into Yi), then DotQ4_K's float32 steps into
+// the outputs; Y12, Y13, Y14 and Y(t[k]) temporaries.
+func kStepAVX2(a *asmFile, h, n, isum, mins int, t [3]int) {
 	for j := range 4 {
-		a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 4+j)
+		a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, mins+j)
 	}
 	for i := range n {
 		for j := range 4 {
 			a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
 			if j == 0 {
-				a.e("\tVPMADDWD Y14, Y4, Y%d", i)
+				a.e("\tVPMADDWD Y14, Y%d, Y%d", mins, i)
 			} else {
-				a.e("\tVPMADDWD Y14, Y%d, Y14", 4+j)
+				a.e("\tVPMADDWD Y14, Y%d, Y14", mins+j)
 				a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
 			}
 		}
 	}
-	// The float steps.
 	a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
 	a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
 	a.e("\tMOVQ DX, AX")
 	for i := range n {
 		a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
-		a.e("\tVMULPS Y14, Y12, Y4")
-		a.e("\tVCVTDQ2PS Y%d, Y5", 8+i)
-		a.e("\tVMULPS Y5, Y4, Y4")
-		a.e("\tVMOVUPS %d(AX), Y6", 32*h)
-		a.e("\tVADDPS Y4, Y6, Y6")
-		a.e("\tVMULPS Y14, Y13, Y4")
-		a.e("\tVCVTDQ2PS Y%d, Y5", i)
-		a.e("\tVMULPS Y5, Y4, Y4")
-		a.e("\tVSUBPS Y4, Y6, Y6")
-		a.e("\tVMOVUPS Y6, %d(AX)", 32*h)
+		a.e("\tVMULPS Y14, Y12, Y%d", t[0])
+		a.e("\tVCVTDQ2PS Y%d, Y%d", isum+i, t[1])
+		a.e("\tVMULPS Y%d, Y%d, Y%d", t[1], t[0], t[0])
+		a.e("\tVMOVUPS %d(AX), Y%d", 32*h, t[2])
+		a.e("\tVADDPS Y%d, Y%d, Y%d", t[0], t[2], t[2])
+		a.e("\tVMULPS Y14, Y13, Y%d", t[0])
+		a.e("\tVCVTDQ2PS Y%d, Y%d", i, t[1])
+		a.e("\tVMULPS Y%d, Y%d, Y%d", t[1], t[0], t[0])
+		a.e("\tVSUBPS Y%d, Y%d, Y%d", t[0], t[2], t[2])
+		a.e("\tVMOVUPS Y%d, %d(AX)", t[2], 32*h)
 		if i < n-1 {
 			a.e("\tADDQ R8, AX")
 		}
@@ -691,7 +695,9 @@ const q5kAVX2Doc = `// The products of the packed interleaved Q5_K layout (asm/p
 // for N = 1..3 activation rows, as q4kGemmNAVX2 (packed_q4k_avx2_amd64.s;
 // act by packQ4KAct) with the 5-bit quants: each nibble (0x0F) or'ed with
 // its fifth bit, bit s of the qh chunk shifted to bit 4 (word shift, 0x10;
-// the bits crossing a byte land on bits 0..3, cleared). VPMADDUBSW pairs at
+// the bits crossing a byte land on bits 0..3, cleared; in the loop of N ≤
+// 2, bits 2t and 2t+1 by a shift right by 2t, then left by 4, and right by
+// 1). VPMADDUBSW pairs at
 // most 2·31·128 = 7936, added as int16 over 4 chunks (at most 31744, no
 // wrap), then VPMADDWD by the lane's scale in both words, added into isum
 // in int32, exact; msum and the float32 steps as Q4_K's.
@@ -719,96 +725,115 @@ func q5kBitAVX2(a *asmFile, mem string, b int) {
 	a.e("\tVPAND Y9, Y14, Y14")
 }
 
-// q5kGemmAVX2 writes the Q5_K kernel for n ≤ 3 activation rows. Y15 the
-// mask 0x0F, Y9 0x10; per half: Y12 a chunk (then its high 5-bit quants),
-// Y13 its low 5-bit quants, Y14 a temporary, Y10 and Y11 the scales of
-// sub-blocks 2t and 2t+1 in both words, Yi and Y3+i the int16 sums of row
-// i (then the mins, msum in Yi), Y6+i isum of row i.
+// q5kGemmAVX2 writes the Q5_K kernel for n ≤ 3 activation rows: for n ≤ 2
+// both halves superblock by superblock and a half's 4 parts t as a loop
+// (q4kGemmAVX2's reasons), otherwise one half after the other over all
+// superblocks, unrolled. Y15 the mask 0x0F, Y9 0x10.
 func q5kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name, broadcastByte(9, 0x10))
+	if n <= 2 {
+		kavx2Both(a, name, n)
+		prefetchLines(a, "R12", q5kAhead, 0, q5kQs)
+		for h := range 2 {
+			// R13 part t's chunks, R9 = 32t: its scales' offset and half
+			// its activations'; X8 = 2t, the shift of its qh bits.
+			for i := range n {
+				a.e("\tVPXOR Y%d, Y%d, Y%d", 6+i, 6+i, 6+i)
+			}
+			a.e("\tLEAQ %d(R12), R13", q5kQs)
+			a.e("\tXORQ R9, R9")
+			a.e("%s_part%d:", name, h)
+			a.e("\tMOVQ R9, AX")
+			a.e("\tSHRQ $4, AX")
+			a.e("\tVMOVQ AX, X8")
+			q5kPartAVX2(a, q4kOps{chunks: "R13", sc: "(R9*1)", act: "(R9*2)", pf: h == 0}, 0, h, n)
+			a.e("\tADDQ $%d, R13", 8*64)
+			a.e("\tADDQ $32, R9")
+			a.e("\tCMPQ R9, $128")
+			a.e("\tJNE %s_part%d", name, h)
+			kStepAVX2(a, h, n, 6, 10, [3]int{3, 4, 5})
+		}
+		kavx2Next(a, name, 1, n, q5kSuper, q4kAct)
+		return
+	}
 	for h := range 2 {
 		kavx2Half(a, name, h, n)
 		if h == 0 {
 			prefetchLines(a, "R12", q5kAhead, 0, q5kQs)
 		}
+		for i := range n {
+			a.e("\tVPXOR Y%d, Y%d, Y%d", 6+i, 6+i, 6+i)
+		}
 		for t := range 4 {
-			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t)+8*h), 10, 14)
-			bothWords(a, fmt.Sprintf("%d(R12)", q4kSc+16*(2*t+1)+8*h), 11, 14)
-			for k := range 8 {
-				qh := fmt.Sprintf("%d(R12)", q5kQh+64*k+32*h)
-				if h == 0 {
-					prefetchLines(a, "R12", q5kAhead, q5kQs+64*(8*t+k), q5kQs+64*(8*t+k)+64)
-				}
-				a.e("\tVMOVDQU %d(R12), Y12", q5kQs+64*(8*t+k)+32*h)
-				a.e("\tVPAND Y15, Y12, Y13")
-				q5kBitAVX2(a, qh, 2*t)
-				a.e("\tVPOR Y14, Y13, Y13")
-				a.e("\tVPSRLW $4, Y12, Y12")
-				a.e("\tVPAND Y15, Y12, Y12")
-				q5kBitAVX2(a, qh, 2*t+1)
-				a.e("\tVPOR Y14, Y12, Y12")
-				for i := range n {
-					for hi, w := range []int{13, 12} {
-						acc := i + 3*hi
-						a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+64*t+32*hi+4*k)
-						if k%4 == 0 {
-							a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
-						} else {
-							a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
-							a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
-						}
-					}
-				}
-				if k%4 != 3 {
-					continue
-				}
-				for i := range n {
-					a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
-					a.e("\tVPMADDWD Y11, Y%d, Y%d", 3+i, 3+i)
-					if t == 0 && k == 3 {
-						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, i, 6+i)
-					} else {
-						a.e("\tVPADDD Y%d, Y%d, Y%d", i, 6+i, 6+i)
-						a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, 6+i, 6+i)
-					}
-				}
-			}
+			q5kPartAVX2(a, q4kOps{chunks: "R12", chunksOff: q5kQs, pf: h == 0}, t, h, n)
 		}
-		// msum: the mins of sub-blocks 2j, 2j+1 as words into Y10..Y13.
-		for j := range 4 {
-			a.e("\tVPMOVZXBW %d(R12), Y%d", q4kMins+32*j+16*h, 10+j)
-		}
-		for i := range n {
-			for j := range 4 {
-				a.e("\tVPBROADCASTD %d(DI), Y14", i*q4kAct+q4kActB+4*j)
-				if j == 0 {
-					a.e("\tVPMADDWD Y14, Y10, Y%d", i)
-				} else {
-					a.e("\tVPMADDWD Y14, Y%d, Y14", 10+j)
-					a.e("\tVPADDD Y14, Y%d, Y%d", i, i)
-				}
-			}
-		}
-		// The float steps, Q4_K's.
-		a.e("\tVCVTPH2PS %d(R12), Y12", q4kD+16*h)
-		a.e("\tVCVTPH2PS %d(R12), Y13", q4kDmin+16*h)
-		a.e("\tMOVQ DX, AX")
-		for i := range n {
-			a.e("\tVBROADCASTSS %d(DI), Y14", i*q4kAct+q4kActDa)
-			a.e("\tVMULPS Y14, Y12, Y3")
-			a.e("\tVCVTDQ2PS Y%d, Y4", 6+i)
-			a.e("\tVMULPS Y4, Y3, Y3")
-			a.e("\tVMOVUPS %d(AX), Y5", 32*h)
-			a.e("\tVADDPS Y3, Y5, Y5")
-			a.e("\tVMULPS Y14, Y13, Y3")
-			a.e("\tVCVTDQ2PS Y%d, Y4", i)
-			a.e("\tVMULPS Y4, Y3, Y3")
-			a.e("\tVSUBPS Y3, Y5, Y5")
-			a.e("\tVMOVUPS Y5, %d(AX)", 32*h)
-			if i < n-1 {
-				a.e("\tADDQ R8, AX")
-			}
-		}
+		kStepAVX2(a, h, n, 6, 10, [3]int{3, 4, 5})
 		kavx2Next(a, name, h, n, q5kSuper, q4kAct)
+	}
+}
+
+// q5kPartAVX2 adds part t (sub-blocks 2t and 2t+1) of half h of a Q5_K
+// superblock for n activation rows into isum, addressed as q4kPartAVX2's
+// (in the loop, X8 = 2t): Y12 a chunk (then its high 5-bit quants), Y13 its
+// low 5-bit quants, Y14 a temporary (and Y5 in the loop), Y10 and Y11 the
+// scales of sub-blocks 2t and 2t+1 in both words, Yi and Y3+i the int16
+// sums of row i, Y6+i isum of row i.
+func q5kPartAVX2(a *asmFile, o q4kOps, t, h, n int) {
+	off, chunks := 64*t, o.chunksOff+512*t
+	if o.sc != "" {
+		off, chunks = 0, o.chunksOff
+	}
+	bothWords(a, fmt.Sprintf("%d(R12)%s", q4kSc+off/2+8*h, o.sc), 10, 14)
+	bothWords(a, fmt.Sprintf("%d(R12)%s", q4kSc+off/2+16+8*h, o.sc), 11, 14)
+	for k := range 8 {
+		qh := fmt.Sprintf("%d(R12)", q5kQh+64*k+32*h)
+		if o.pf {
+			prefetchLines(a, o.chunks, q5kAhead, chunks+64*k, chunks+64*k+64)
+		}
+		a.e("\tVMOVDQU %d(%s), Y12", chunks+64*k+32*h, o.chunks)
+		a.e("\tVPAND Y15, Y12, Y13")
+		if o.sc == "" {
+			q5kBitAVX2(a, qh, 2*t)
+			a.e("\tVPOR Y14, Y13, Y13")
+		} else {
+			// Bits 2t and 2t+1 of each byte to bits 4 and 5 (a word shift
+			// right by 2t, left by 4: a byte's bits stay in the byte),
+			// then each on bit 4 by 0x10.
+			a.e("\tVMOVDQU %s, Y14", qh)
+			a.e("\tVPSRLW X8, Y14, Y14")
+			a.e("\tVPSLLW $4, Y14, Y14")
+			a.e("\tVPAND Y9, Y14, Y5")
+			a.e("\tVPOR Y5, Y13, Y13")
+		}
+		a.e("\tVPSRLW $4, Y12, Y12")
+		a.e("\tVPAND Y15, Y12, Y12")
+		if o.sc == "" {
+			q5kBitAVX2(a, qh, 2*t+1)
+		} else {
+			a.e("\tVPSRLW $1, Y14, Y14")
+			a.e("\tVPAND Y9, Y14, Y14")
+		}
+		a.e("\tVPOR Y14, Y12, Y12")
+		for i := range n {
+			for hi, w := range []int{13, 12} {
+				acc := i + 3*hi
+				a.e("\tVPBROADCASTD %d(DI)%s, Y14", i*q4kAct+off+32*hi+4*k, o.act)
+				if k%4 == 0 {
+					a.e("\tVPMADDUBSW Y14, Y%d, Y%d", w, acc)
+				} else {
+					a.e("\tVPMADDUBSW Y14, Y%d, Y14", w)
+					a.e("\tVPADDW Y14, Y%d, Y%d", acc, acc)
+				}
+			}
+		}
+		if k%4 != 3 {
+			continue
+		}
+		for i := range n {
+			a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+			a.e("\tVPMADDWD Y11, Y%d, Y%d", 3+i, 3+i)
+			a.e("\tVPADDD Y%d, Y%d, Y%d", i, 6+i, 6+i)
+			a.e("\tVPADDD Y%d, Y%d, Y%d", 3+i, 6+i, 6+i)
+		}
 	}
 }
