@@ -154,19 +154,9 @@ func q4kGemmAVX2(a *asmFile, name string, n int) {
 		kavx2Both(a, name, n)
 		prefetchLines(a, "R12", q4kAhead, 0, q4kQs)
 		for h := range 2 {
-			// R13 part t's chunks, R9 = 32t: its scales' offset and half
-			// its activations'.
-			for i := range n {
-				a.e("\tVPXOR Y%d, Y%d, Y%d", 8+i, 8+i, 8+i)
-			}
-			a.e("\tLEAQ %d(R12), R13", q4kQs)
-			a.e("\tXORQ R9, R9")
-			a.e("%s_part%d:", name, h)
-			q4kPartAVX2(a, q4kOps{chunks: "R13", sc: "(R9*1)", act: "(R9*2)", pf: h == 0}, 0, h, n)
-			a.e("\tADDQ $%d, R13", 8*64)
-			a.e("\tADDQ $32, R9")
-			a.e("\tCMPQ R9, $128")
-			a.e("\tJNE %s_part%d", name, h)
+			kavx2Parts(a, name, h, n, 8, q4kQs, func() {
+				q4kPartAVX2(a, q4kLoop(h), 0, h, n)
+			})
 			q4kStepAVX2(a, h, n)
 		}
 		kavx2Next(a, name, 1, n, q4kSuper, q4kAct)
@@ -186,6 +176,30 @@ func q4kGemmAVX2(a *asmFile, name string, n int) {
 		q4kStepAVX2(a, h, n)
 		kavx2Next(a, name, h, n, q4kSuper, q4kAct)
 	}
+}
+
+// kavx2Parts writes half h's four parts t (sub-blocks 2t, 2t+1) of a Q4_K
+// or Q5_K superblock as a loop: isum Y(isum+i) of the n rows +0, then
+// part() with R13 at part t's chunks (from qs) and R9 = 32t, its scales'
+// offset and half its activations'.
+func kavx2Parts(a *asmFile, name string, h, n, isum, qs int, part func()) {
+	for i := range n {
+		a.e("\tVPXOR Y%d, Y%d, Y%d", isum+i, isum+i, isum+i)
+	}
+	a.e("\tLEAQ %d(R12), R13", qs)
+	a.e("\tXORQ R9, R9")
+	a.e("%s_part%d:", name, h)
+	part()
+	a.e("\tADDQ $%d, R13", 8*64)
+	a.e("\tADDQ $32, R9")
+	a.e("\tCMPQ R9, $128")
+	a.e("\tJNE %s_part%d", name, h)
+}
+
+// q4kLoop is the addressing of kavx2Parts' loop (chunks at R13, scales and
+// activations indexed by R9), prefetching in the first half.
+func q4kLoop(h int) q4kOps {
+	return q4kOps{chunks: "R13", sc: "(R9*1)", act: "(R9*2)", pf: h == 0}
 }
 
 // q4kOps is how q4kPartAVX2 addresses part t: its chunks at chunksOff(chunks)
@@ -355,9 +369,8 @@ func q6kQuantsAVX2(a *asmFile, reg string, base, rh, g int) {
 
 // q6kGemmAVX2 writes the Q6_K kernel for n ≤ 4 activation rows: for n ≤ 2
 // both halves in one superblock loop, the weights streamed once, and the
-// superblock's two 128-element parts h as a loop (fully unrolled, a
-// superblock's code outgrew the op cache); otherwise one half after the
-// other, unrolled.
+// superblock's four quarters as a loop (fully unrolled, a superblock's code
+// outgrew the op cache); otherwise one half after the other, unrolled.
 func q6kGemmAVX2(a *asmFile, name string, n int) {
 	kavx2Head(a, name, broadcastByte(14, 0x30))
 	if n <= 2 {
@@ -403,38 +416,24 @@ func q6kGemmAVX2(a *asmFile, name string, n int) {
 			a.e("\tVPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
 		}
 		for h := range 2 {
-			q6kPartAVX2(a, q6kOps{units: "R12", unitsOff: q6kQs + 8*192*h, pf: rh == 0}, h, rh, n, 0)
+			q6kPartAVX2(a, h, rh, n, rh == 0)
 		}
 		q6kStepAVX2(a, rh, n, 0)
 		kavx2Next(a, name, rh, n, q6kSuper, q6kAct)
 	}
 }
 
-// q6kOps is how q6kPartAVX2 addresses part h: its units at unitsOff(units),
-// its scales and activations (at their part-0 offsets, plus 128·h unless
-// idx indexes them) from R12 and DI with idx appended; pf prefetches the
-// units' lines.
-type q6kOps struct {
-	units    string
-	unitsOff int
-	idx      string
-	pf       bool
-}
-
 // q6kPartAVX2 adds part h (elements 128h …+127, sub-blocks 8h …+7) of row
-// half rh of a superblock for n activation rows into isum: Y13 a unit's
-// quants, Y12 and Y11 temporaries, Y10 the sub-block's scale in both words,
-// Y(r+i) the int16 sums of row i, Y(4+r+i) isum of row i.
-func q6kPartAVX2(a *asmFile, o q6kOps, h, rh, n, r int) {
-	off := 128 * h
-	if o.idx != "" {
-		off = 0
-	}
+// half rh of a superblock for n activation rows into isum, prefetching its
+// units' lines if pf: Y13 a unit's quants, Y12 and Y11 temporaries, Y10 the
+// sub-block's scale in both words, Yi the int16 sums of row i, Y4+i isum
+// of row i.
+func q6kPartAVX2(a *asmFile, h, rh, n int, pf bool) {
 	for kh := range 2 {
 		for g := range 4 {
 			// The scale of sub-block 8h + 2g + kh: pair 4h + g, its low
 			// (kh = 0) or high word, in both words.
-			a.e("\tVPMOVSXBW %d(R12)%s, Y10", q6kScp+32*g+off+16*rh, o.idx)
+			a.e("\tVPMOVSXBW %d(R12), Y10", q6kScp+32*(4*h+g)+16*rh)
 			if kh == 0 {
 				a.e("\tVPSLLD $16, Y10, Y12")
 				a.e("\tVPSRLD $16, Y12, Y10")
@@ -446,24 +445,24 @@ func q6kPartAVX2(a *asmFile, o q6kOps, h, rh, n, r int) {
 			for p := range 2 {
 				for u := range 2 {
 					k := 4*kh + 2*p + u
-					base := o.unitsOff + 192*k
-					if o.pf && g == 0 {
-						prefetchLines(a, o.units, q6kAhead, base, base+192)
+					base := q6kQs + 192*(8*h+k)
+					if pf && g == 0 {
+						prefetchLines(a, "R12", q6kAhead, base, base+192)
 					}
-					q6kQuantsAVX2(a, o.units, base, rh, g)
+					q6kQuantsAVX2(a, "R12", base, rh, g)
 					for i := range n {
-						a.e("\tVPBROADCASTD %d(DI)%s, Y11", i*q6kAct+off+32*g+4*k, o.idx)
+						a.e("\tVPBROADCASTD %d(DI), Y11", i*q6kAct+128*h+32*g+4*k)
 						if u == 0 {
-							a.e("\tVPMADDUBSW Y11, Y13, Y%d", r+i)
+							a.e("\tVPMADDUBSW Y11, Y13, Y%d", i)
 						} else {
 							a.e("\tVPMADDUBSW Y11, Y13, Y11")
-							a.e("\tVPADDW Y11, Y%d, Y%d", r+i, r+i)
+							a.e("\tVPADDW Y11, Y%d, Y%d", i, i)
 						}
 					}
 				}
 				for i := range n {
-					a.e("\tVPMADDWD Y10, Y%d, Y%d", r+i, r+i)
-					a.e("\tVPADDD Y%d, Y%d, Y%d", r+i, 4+r+i, 4+r+i)
+					a.e("\tVPMADDWD Y10, Y%d, Y%d", i, i)
+					a.e("\tVPADDD Y%d, Y%d, Y%d", i, 4+i, 4+i)
 				}
 			}
 		}
@@ -737,22 +736,13 @@ func q5kGemmAVX2(a *asmFile, name string, n int) {
 		kavx2Both(a, name, n)
 		prefetchLines(a, "R12", q5kAhead, 0, q5kQs)
 		for h := range 2 {
-			// R13 part t's chunks, R9 = 32t: its scales' offset and half
-			// its activations'; X8 = 2t, the shift of its qh bits.
-			for i := range n {
-				a.e("\tVPXOR Y%d, Y%d, Y%d", 6+i, 6+i, 6+i)
-			}
-			a.e("\tLEAQ %d(R12), R13", q5kQs)
-			a.e("\tXORQ R9, R9")
-			a.e("%s_part%d:", name, h)
-			a.e("\tMOVQ R9, AX")
-			a.e("\tSHRQ $4, AX")
-			a.e("\tVMOVQ AX, X8")
-			q5kPartAVX2(a, q4kOps{chunks: "R13", sc: "(R9*1)", act: "(R9*2)", pf: h == 0}, 0, h, n)
-			a.e("\tADDQ $%d, R13", 8*64)
-			a.e("\tADDQ $32, R9")
-			a.e("\tCMPQ R9, $128")
-			a.e("\tJNE %s_part%d", name, h)
+			kavx2Parts(a, name, h, n, 6, q5kQs, func() {
+				// X8 = 2t, the shift of the part's qh bits.
+				a.e("\tMOVQ R9, AX")
+				a.e("\tSHRQ $4, AX")
+				a.e("\tVMOVQ AX, X8")
+				q5kPartAVX2(a, q4kLoop(h), 0, h, n)
+			})
 			kStepAVX2(a, h, n, 6, 10, [3]int{3, 4, 5})
 		}
 		kavx2Next(a, name, 1, n, q5kSuper, q4kAct)
