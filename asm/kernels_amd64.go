@@ -107,7 +107,7 @@ var kernelSetsIQ4 = [2][2]kernelSet{
 func PacksIQ4_NL() bool { return active == AVX512 || active == AVX2 }
 
 func packedMatMulIQ4(out []float32, ldo int, w []byte, rows int, f16 bool, a []int8, da []float32, n, nb int) {
-	if active == Generic || (active == AVX2 && f16 && !hasF16C) { // no VCVTPH2PS: an AVX2 CPU without F16C
+	if !packedSIMD(f16) {
 		packedIQ4Ref(out, ldo, w, rows, f16, a, da, n, nb)
 		return
 	}
@@ -146,12 +146,15 @@ func quantizeQ8_0(x []float32, q []int8, d []float32) {
 	}
 }
 
+// packedSIMD reports whether the active variant has kernels for the packed
+// Q8_0/Q4_0/IQ4_NL layouts, with binary16 scales if f16: not the generic
+// one, nor an AVX2 CPU without F16C (no VCVTPH2PS).
+func packedSIMD(f16 bool) bool {
+	return active != Generic && !(f16 && active == AVX2 && !hasF16C)
+}
+
 func packedMatMul(out []float32, ldo int, w []byte, rows int, q4, f16 bool, a []int8, da []float32, n, nb int) {
-	if active == Generic {
-		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
-		return
-	}
-	if f16 && active == AVX2 && !hasF16C { // no VCVTPH2PS: an AVX2 CPU without F16C
+	if !packedSIMD(f16) {
 		packedMatMulGeneric(out, ldo, w, rows, q4, f16, a, da, n, nb)
 		return
 	}

@@ -16,38 +16,32 @@ func BenchmarkPackedKMemory(b *testing.B) {
 	r := rand.New(rand.NewSource(1))
 	a, da, bs := q8kAct(r, 1, nb, false)
 	out := make([]float32, rows)
-	run := func(name string, bytes int, mul func()) {
+	run := func(name string, bytes, ops int, mul func()) {
 		b.Run(name, func(b *testing.B) {
 			c := startCPU()
 			for range b.N {
 				mul()
 			}
-			c.report(b, float64(bytes), float64(rows*cols))
+			c.report(b, float64(bytes), float64(ops))
 		})
 	}
 	q4 := PackQ4_K(make([]byte, PackedQ4KSize(rows, cols)), randQ4K(r, rows, nb, false), rows, cols)
-	run("q4k", q4.Bytes(), func() { q4.MatMul(out, rows, 0, rows, a, da, bs, 1) })
+	run("q4k", q4.Bytes(), rows*cols, func() { q4.MatMul(out, rows, 0, rows, a, da, bs, 1) })
 	q4 = PackedQ4K{}
 	q5 := PackQ5_K(make([]byte, PackedQ5KSize(rows, cols)), randQ5K(r, rows, nb, false), rows, cols)
-	run("q5k", q5.Bytes(), func() { q5.MatMul(out, rows, 0, rows, a, da, bs, 1) })
+	run("q5k", q5.Bytes(), rows*cols, func() { q5.MatMul(out, rows, 0, rows, a, da, bs, 1) })
 	q5 = PackedQ5K{}
 	q6 := PackQ6_K(make([]byte, PackedQ6KSize(rows, cols)), randQ6K(r, rows, nb, false), rows, cols)
-	run("q6k", q6.Bytes(), func() { q6.MatMul(out, rows, 0, rows, a, da, bs, 1) })
+	run("q6k", q6.Bytes(), rows*cols, func() { q6.MatMul(out, rows, 0, rows, a, da, bs, 1) })
 	q6 = PackedQ6K{}
 	x := PackIQ4_XS(make([]byte, PackedIQ4XSSize(rows, cols)), randIQ4XS(r, rows, nb, false), rows, cols)
-	run("iq4xs", x.Bytes(), func() { x.MatMul(out, rows, 0, rows, a, da, bs, 1) })
+	run("iq4xs", x.Bytes(), rows*cols, func() { x.MatMul(out, rows, 0, rows, a, da, bs, 1) })
 	x = PackedIQ4XS{}
 	src := make([]float32, 32<<20)
 	for i := range src {
 		src[i] = float32(i & 7)
 	}
 	var s float32
-	b.Run("sum", func(b *testing.B) {
-		c := startCPU()
-		for range b.N {
-			s += SumF32(src)
-		}
-		c.report(b, float64(4*len(src)), 0)
-	})
+	run("sum", 4*len(src), 0, func() { s += SumF32(src) })
 	_ = s
 }
